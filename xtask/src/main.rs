@@ -1,0 +1,2 @@
+//! The project's task runner.
+fn main() {}

@@ -1,0 +1,330 @@
+//! The sync decision: one [`SyncAction`] per reconcile, between an object's spec and its record
+//! (SPEC §2 "Sync", seed 002 "Sync Modes").
+//!
+//! [`decide`] takes plain facts ([`SyncInputs`]) and is total and deterministic: the same facts
+//! always give the same action, and every combination of facts gives one. "Changed" means
+//! "differs from the last stored declaration hash" (`last`); `spec` and `record` are the
+//! declaration hashes of the object's spec and of the record. The first matching row wins:
+//!
+//! | # | facts | action |
+//! |---|---|---|
+//! | 1 | the rkey is `self` | `Reserved` (the index's key: never a deployment's) |
+//! | 2 | the record exists and has ended | `Ended` (never written again) |
+//! | 3 | no record, one was bound before, mode `Both` | `Delete` (the local object is deleted) |
+//! | 4 | no record (never bound, or mode `Publish`) | `Create` |
+//! | 5 | `record == spec` | `InSync` |
+//! | 6 | mode `Publish` (the record differs) | `Push` |
+//! | 7 | mode `Both`, no `last` (nothing shows which side moved) | `Conflict` |
+//! | 8 | mode `Both`, `spec != last` and `record != last` | `Conflict` |
+//! | 9 | mode `Both`, `spec != last` (only the spec changed) | `Push` |
+//! | 10 | mode `Both`, `record != last` (only the record changed) | `Pull` |
+//!
+//! Consequences worth knowing: `Publish` never pulls, deletes or conflicts (the object is the
+//! only source); both sides changing to the same declaration is `InSync`, not a conflict; in
+//! `Publish` a vanished record is created again, in `Both` it deletes the object. Row 7 covers
+//! adopting an existing, different record through `spec.record.uri`: the user chooses.
+
+use serde::{Deserialize, Serialize};
+
+use crate::declaration::DeclarationHash;
+use crate::rkey::Rkey;
+
+/// `spec.record.sync`: which way declarations flow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncMode {
+    /// Object to record and record to object.
+    #[default]
+    Both,
+    /// Object to record only.
+    Publish,
+}
+
+/// What one reconcile does about the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncAction {
+    /// No record yet: write it.
+    Create,
+    /// The spec changed (or, in `Publish`, the record differs): write the spec to the record.
+    Push,
+    /// Only the record changed (`Both`): apply it onto the spec.
+    Pull,
+    /// The record's declaration is the spec's: nothing to write.
+    InSync,
+    /// Both changed since the last stored hash: write nothing, show it, let the user choose.
+    Conflict,
+    /// `Both`, the bound record is gone: delete the local object.
+    Delete,
+    /// The record has ended: never write it again.
+    Ended,
+    /// The rkey is `self`: never touch it.
+    Reserved,
+}
+
+/// What the reconcile knows about the record at the object's rkey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteRecord {
+    /// There is no record at the rkey.
+    Missing,
+    /// There is one.
+    Present {
+        /// The declaration hash of the record's `description` + `contracts`.
+        hash: DeclarationHash,
+        /// Whether its status says it ended.
+        ended: bool,
+    },
+}
+
+/// The facts [`decide`] needs, all observed before it is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncInputs<'a> {
+    /// The rkey the object is bound to (or is about to bind).
+    pub rkey: &'a Rkey,
+    /// The record at that rkey.
+    pub record: RemoteRecord,
+    /// Whether a record was ever bound (a stored URI exists).
+    pub ever_bound: bool,
+    /// The declaration hash of the object's spec.
+    pub spec: DeclarationHash,
+    /// The last declaration hash stored in the object's status, if any.
+    pub last: Option<DeclarationHash>,
+    /// `spec.record.sync`.
+    pub mode: SyncMode,
+}
+
+/// The one action for these facts; see the module table for the precedence.
+pub fn decide(inputs: &SyncInputs<'_>) -> SyncAction {
+    if inputs.rkey.is_reserved() {
+        return SyncAction::Reserved;
+    }
+    match inputs.record {
+        RemoteRecord::Present { ended: true, .. } => SyncAction::Ended,
+        RemoteRecord::Missing => decide_missing(inputs),
+        RemoteRecord::Present { hash, ended: false } => decide_present(inputs, hash),
+    }
+}
+
+/// Rows 3 and 4.
+fn decide_missing(inputs: &SyncInputs<'_>) -> SyncAction {
+    match (inputs.mode, inputs.ever_bound) {
+        (SyncMode::Both, true) => SyncAction::Delete,
+        _ => SyncAction::Create,
+    }
+}
+
+/// Rows 5 to 10.
+fn decide_present(inputs: &SyncInputs<'_>, record: DeclarationHash) -> SyncAction {
+    if record == inputs.spec {
+        return SyncAction::InSync;
+    }
+    let Some(last) = inputs.last else {
+        return match inputs.mode {
+            SyncMode::Publish => SyncAction::Push,
+            SyncMode::Both => SyncAction::Conflict,
+        };
+    };
+    match (inputs.mode, inputs.spec != last, record != last) {
+        (SyncMode::Publish, _, _) => SyncAction::Push,
+        (SyncMode::Both, true, true) => SyncAction::Conflict,
+        (SyncMode::Both, true, false) => SyncAction::Push,
+        (SyncMode::Both, false, _) => SyncAction::Pull,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SyncAction::*;
+    use SyncMode::{Both, Publish};
+    use proptest::prelude::*;
+
+    const A: DeclarationHash = DeclarationHash::from_bytes([0xa; 32]);
+    const B: DeclarationHash = DeclarationHash::from_bytes([0xb; 32]);
+    const C: DeclarationHash = DeclarationHash::from_bytes([0xc; 32]);
+
+    /// rkey, record, ever bound, mode, spec hash, last stored hash.
+    type Facts = (
+        &'static str,
+        Rec,
+        bool,
+        SyncMode,
+        DeclarationHash,
+        Option<DeclarationHash>,
+    );
+
+    /// The record side of a table row.
+    #[derive(Debug, Clone, Copy)]
+    enum Rec {
+        Missing,
+        Live(DeclarationHash),
+        Ended(DeclarationHash),
+    }
+
+    impl Rec {
+        fn remote(self) -> RemoteRecord {
+            match self {
+                Rec::Missing => RemoteRecord::Missing,
+                Rec::Live(hash) => RemoteRecord::Present { hash, ended: false },
+                Rec::Ended(hash) => RemoteRecord::Present { hash, ended: true },
+            }
+        }
+    }
+
+    fn run((rkey, rec, bound, mode, spec, last): Facts) -> SyncAction {
+        let rkey = Rkey::parse(rkey).unwrap();
+        decide(&SyncInputs {
+            rkey: &rkey,
+            record: rec.remote(),
+            ever_bound: bound,
+            spec,
+            last,
+            mode,
+        })
+    }
+
+    #[test]
+    fn the_decision_table_holds_row_by_row() {
+        use Rec::{Ended as E, Live as L, Missing as M};
+        #[rustfmt::skip]
+        let rows: &[(Facts, SyncAction)] = &[
+            // ((rkey, record, bound, mode, spec, last), expected action)
+            (("self", M,    false, Both,    A, None),    Reserved),
+            (("self", L(A), true,  Publish, A, Some(A)), Reserved),
+            (("self", E(A), true,  Both,    A, Some(A)), Reserved),
+            (("web",  E(A), true,  Both,    A, Some(A)), Ended),
+            (("web",  E(B), true,  Both,    A, Some(C)), Ended),
+            (("web",  E(B), false, Publish, A, None),    Ended),
+            (("web",  M,    true,  Both,    A, Some(A)), Delete),
+            (("web",  M,    true,  Both,    B, Some(A)), Delete),
+            (("web",  M,    false, Both,    A, None),    Create),
+            (("web",  M,    true,  Publish, A, Some(A)), Create),
+            (("web",  M,    false, Publish, A, None),    Create),
+            (("web",  L(A), true,  Both,    A, Some(A)), InSync),
+            (("web",  L(A), true,  Both,    A, Some(B)), InSync),
+            (("web",  L(A), false, Both,    A, None),    InSync),
+            (("web",  L(A), true,  Publish, A, Some(B)), InSync),
+            (("web",  L(B), true,  Publish, A, Some(A)), Push),
+            (("web",  L(B), true,  Publish, A, Some(B)), Push),
+            (("web",  L(B), true,  Publish, A, Some(C)), Push),
+            (("web",  L(B), false, Publish, A, None),    Push),
+            (("web",  L(B), false, Both,    A, None),    Conflict),
+            (("web",  L(B), true,  Both,    A, Some(C)), Conflict),
+            (("web",  L(A), true,  Both,    B, Some(A)), Push),
+            (("web",  L(B), true,  Both,    A, Some(A)), Pull),
+            (("web",  L(C), true,  Both,    A, Some(A)), Pull),
+        ];
+        for &(facts, expected) in rows {
+            assert_eq!(run(facts), expected, "{facts:?}");
+        }
+    }
+
+    /// Every combination of the finite fact space: two rkeys, seven records, both `bound`
+    /// values, both modes, three specs and four `last` values.
+    fn every_combination() -> Vec<Facts> {
+        let records = [
+            Rec::Missing,
+            Rec::Live(A),
+            Rec::Live(B),
+            Rec::Live(C),
+            Rec::Ended(A),
+            Rec::Ended(B),
+            Rec::Ended(C),
+        ];
+        let mut all = Vec::new();
+        for rkey in ["self", "web"] {
+            for rec in records {
+                for bound in [false, true] {
+                    for mode in [Both, Publish] {
+                        for spec in [A, B, C] {
+                            for last in [None, Some(A), Some(B), Some(C)] {
+                                all.push((rkey, rec, bound, mode, spec, last));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn each_action_happens_exactly_when_its_row_says() {
+        for (rkey, rec, bound, mode, spec, last) in every_combination() {
+            let action = run((rkey, rec, bound, mode, spec, last));
+            let open = rkey != "self";
+            let live = match rec {
+                Rec::Live(hash) => Some(hash),
+                _ => None,
+            };
+            let case = format!(
+                "{rkey} {rec:?} bound={bound} {mode:?} spec={spec:?} last={last:?} gave {action:?}"
+            );
+            assert_eq!(action == Reserved, !open, "{case}");
+            assert_eq!(
+                action == Ended,
+                open && matches!(rec, Rec::Ended(_)),
+                "{case}"
+            );
+            assert_eq!(
+                action == Delete,
+                open && matches!(rec, Rec::Missing) && bound && mode == Both,
+                "{case}"
+            );
+            assert_eq!(
+                action == Create,
+                open && matches!(rec, Rec::Missing) && !(bound && mode == Both),
+                "{case}"
+            );
+            assert_eq!(action == InSync, open && live == Some(spec), "{case}");
+            let differs = live.is_some_and(|record| record != spec);
+            let spec_moved = last != Some(spec);
+            let record_moved = live.is_some_and(|record| last != Some(record));
+            assert_eq!(
+                action == Pull,
+                open && differs && mode == Both && last.is_some() && !spec_moved,
+                "{case}"
+            );
+            assert_eq!(
+                action == Conflict,
+                open && differs && mode == Both && spec_moved && record_moved,
+                "{case}"
+            );
+            assert_eq!(
+                action == Push,
+                open && differs && (mode == Publish || (spec_moved && !record_moved)),
+                "{case}"
+            );
+        }
+    }
+
+    fn any_hash() -> impl Strategy<Value = DeclarationHash> {
+        prop_oneof![
+            Just(A),
+            Just(B),
+            any::<[u8; 32]>().prop_map(DeclarationHash::from_bytes)
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn decide_is_total_and_deterministic(
+            rkey in prop_oneof![Just("self".to_owned()), "[a-z][a-z0-9-]{0,20}"],
+            present in any::<bool>(),
+            ended in any::<bool>(),
+            record in any_hash(),
+            bound in any::<bool>(),
+            publish in any::<bool>(),
+            spec in any_hash(),
+            last in proptest::option::of(any_hash()),
+        ) {
+            let rkey = Rkey::parse(&rkey).unwrap();
+            let record = if present { RemoteRecord::Present { hash: record, ended } } else { RemoteRecord::Missing };
+            let mode = if publish { Publish } else { Both };
+            let inputs = SyncInputs { rkey: &rkey, record, ever_bound: bound, spec, last, mode };
+            let first = decide(&inputs);
+            prop_assert_eq!(first, decide(&inputs.clone()));
+            if publish {
+                prop_assert!(!matches!(first, Pull | Delete | Conflict));
+            }
+        }
+    }
+}

@@ -7,6 +7,8 @@
 //! from its stored JSON; [`xrpc`] ties methods to their types; [`schema`] is the lexicon format.
 
 // Temporary until the validator and the XRPC lexicons use the lexicon table and unions.
+pub mod cid;
+pub mod data_model;
 #[allow(dead_code, unused_macros, unused_imports)]
 #[rustfmt::skip]
 mod generated;
@@ -23,5 +25,6 @@ pub use generated::computer;
 pub use problem::Problem;
 pub use record::{Record, RecordError};
 
+pub use cid::{dag_cbor_bytes, record_cid};
 pub use computer::socialweb::ephemeral_infra::EphemeralInfra;
 pub use computer::socialweb::infra::Infra;

@@ -1,4 +1,5 @@
 //! The one integration test binary of `swdesk-lexicon`: generated code drift, record round trips.
 
+mod cids;
 mod drift;
 mod records;

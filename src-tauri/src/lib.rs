@@ -1,1 +1,38 @@
-//! shell
+//! The Tauri shell of Socialweb Desk. It is thin on purpose: it installs logging, registers the
+//! commands (each a DTO in, one library call, a DTO out) and opens the main window. Nothing in
+//! the library crates knows about Tauri; everything the window can do passes through
+//! [`commands`], and the window's TypeScript types are generated from them ([`bindings`]).
+
+pub mod bindings;
+mod commands;
+mod logging;
+mod startup;
+
+use std::time::Instant;
+
+use tauri::Manager;
+
+/// Opens the app and blocks until its last window closes.
+pub fn run(process_start: Instant) {
+    let builder = bindings::specta_builder();
+    let invoke_handler = builder.invoke_handler();
+    let app = tauri::Builder::default()
+        .manage(startup::Startup::new(process_start))
+        .invoke_handler(invoke_handler)
+        .setup(move |app| {
+            let log_dir = app.path().app_log_dir()?;
+            let guard = logging::install(&log_dir)?;
+            app.manage(guard);
+            builder.mount_events(app);
+            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), "swdesk started");
+            Ok(())
+        })
+        .build(tauri::generate_context!());
+    match app {
+        Ok(app) => app.run(|_, _| {}),
+        Err(error) => {
+            eprintln!("Socialweb Desk could not start: {error}");
+            std::process::exit(1);
+        }
+    }
+}

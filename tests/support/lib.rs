@@ -1,1 +1,235 @@
-//! Support for the end-to-end tests.
+//! Support for the end-to-end tests: [`AppWindow`] starts the real app binary through
+//! tauri-driver (which drives WebKitWebDriver) on the display the suite runs under, gives it a
+//! home of its own (XDG data, config and cache directories, removed afterwards), and offers the
+//! few steps the tests need: find, click, read text, press a shortcut, save a screenshot.
+//!
+//! The suite runs through `cargo xtask test`, which builds the app, starts Xvfb and a D-Bus
+//! session, and sets `SWDESK_APP_BINARY`, `SWDESK_TAURI_DRIVER` and `SWDESK_E2E_OUTPUT`. Run
+//! any other way, a test fails at once and says what is missing.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+
+/// How long a step waits for what it expects before the test fails.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The app under test, in its own window, with its own home.
+#[derive(Debug)]
+pub struct AppWindow {
+    client: Client,
+    driver: Child,
+    home: PathBuf,
+    test_name: String,
+    screenshots: PathBuf,
+    shots_taken: usize,
+}
+
+impl AppWindow {
+    /// Starts tauri-driver and the app; the test's name prefixes its screenshots.
+    pub async fn open(test_name: &str) -> anyhow::Result<Self> {
+        let binary = required_env("SWDESK_APP_BINARY")?;
+        anyhow::ensure!(
+            Path::new(&binary).is_file(),
+            "SWDESK_APP_BINARY={binary} is not a file: build the app first (`cargo xtask test` does)"
+        );
+        required_env("DISPLAY")
+            .context("the window needs a display: run under xvfb-run (`cargo xtask test` does)")?;
+        let driver_program =
+            std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
+        let home =
+            std::env::temp_dir().join(format!("swdesk-e2e-{}-{test_name}", std::process::id()));
+        std::fs::remove_dir_all(&home).ok();
+        let (port, native_port) = (free_port()?, free_port()?);
+        let driver = Command::new(&driver_program)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| {
+                format!("cannot start {driver_program} (cargo install tauri-driver --locked)")
+            })?;
+        let mut window = Self {
+            client: connect(port, &binary).await?,
+            driver,
+            home,
+            test_name: test_name.to_owned(),
+            screenshots: screenshot_dir(),
+            shots_taken: 0,
+        };
+        window.wait_for_shell().await?;
+        window.screenshot("opened").await?;
+        Ok(window)
+    }
+
+    /// The directory the app was given as its home (XDG directories below it).
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    async fn wait_for_shell(&mut self) -> anyhow::Result<()> {
+        self.find("nav[aria-label='Sections']").await?;
+        Ok(())
+    }
+
+    /// Waits for an element matching the CSS selector.
+    pub async fn find(&self, css: &str) -> anyhow::Result<Element> {
+        self.client
+            .wait()
+            .at_most(STEP_TIMEOUT)
+            .for_element(Locator::Css(css))
+            .await
+            .with_context(|| format!("no element matches `{css}` within {STEP_TIMEOUT:?}"))
+    }
+
+    /// Every element matching the CSS selector, now.
+    pub async fn find_all(&self, css: &str) -> anyhow::Result<Vec<Element>> {
+        Ok(self.client.find_all(Locator::Css(css)).await?)
+    }
+
+    pub async fn text_of(&self, css: &str) -> anyhow::Result<String> {
+        Ok(self.find(css).await?.text().await?)
+    }
+
+    pub async fn click(&self, css: &str) -> anyhow::Result<()> {
+        self.find(css).await?.click().await?;
+        Ok(())
+    }
+
+    /// Waits until the element's text contains `expected`; fails naming what it saw last.
+    pub async fn wait_for_text(&self, css: &str, expected: &str) -> anyhow::Result<String> {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let seen = self.text_of(css).await.unwrap_or_default();
+            if seen.contains(expected) {
+                return Ok(seen);
+            }
+            if Instant::now() > deadline {
+                bail!("`{css}` never showed {expected:?}; it showed {seen:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Presses a key with the platform's command modifier (Ctrl here), as a user would.
+    pub async fn press_command_key(&self, key: &str) -> anyhow::Result<()> {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        use fantoccini::key::Key;
+        let control = char::from(Key::Control);
+        let character = key.chars().next().context("an empty key")?;
+        let keys = KeyActions::new("keyboard".to_owned())
+            .then(KeyAction::Down { value: control })
+            .then(KeyAction::Down { value: character })
+            .then(KeyAction::Up { value: character })
+            .then(KeyAction::Up { value: control });
+        self.client.perform_actions(keys).await?;
+        self.client.release_actions().await?;
+        Ok(())
+    }
+
+    /// Saves a screenshot as `<test>-<n>-<step>.png` after the next two frames have painted.
+    pub async fn screenshot(&mut self, step: &str) -> anyhow::Result<PathBuf> {
+        self.client
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                vec![],
+            )
+            .await?;
+        let png = self.client.screenshot().await?;
+        self.shots_taken += 1;
+        std::fs::create_dir_all(&self.screenshots)?;
+        let path = self.screenshots.join(format!(
+            "{}-{:02}-{step}.png",
+            self.test_name, self.shots_taken
+        ));
+        std::fs::write(&path, png)?;
+        Ok(path)
+    }
+
+    /// Ends the WebDriver session (the app closes) and stops tauri-driver.
+    pub async fn close(mut self) -> anyhow::Result<()> {
+        let client = self.client.clone();
+        client.close().await?;
+        self.stop_driver();
+        Ok(())
+    }
+
+    fn stop_driver(&mut self) {
+        // SIGTERM lets tauri-driver stop WebKitWebDriver and the app it started.
+        Command::new("kill")
+            .args(["-TERM", &self.driver.id().to_string()])
+            .status()
+            .ok();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if matches!(self.driver.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.driver.kill().ok();
+        self.driver.wait().ok();
+    }
+}
+
+impl Drop for AppWindow {
+    fn drop(&mut self) {
+        if matches!(self.driver.try_wait(), Ok(None)) {
+            self.stop_driver();
+        }
+        std::fs::remove_dir_all(&self.home).ok();
+    }
+}
+
+fn required_env(name: &str) -> anyhow::Result<String> {
+    std::env::var(name)
+        .with_context(|| format!("{name} is not set: run the suite with `cargo xtask test`"))
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn screenshot_dir() -> PathBuf {
+    std::env::var_os("SWDESK_E2E_OUTPUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/e2e"))
+}
+
+/// Waits for tauri-driver to listen, then opens a session that launches the app.
+async fn connect(port: u16, binary: &str) -> anyhow::Result<Client> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "tauri-driver did not listen on port {port} within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("browserName".to_owned(), "wry".into());
+    capabilities.insert(
+        "tauri:options".to_owned(),
+        serde_json::json!({ "application": binary }),
+    );
+    let mut builder = ClientBuilder::rustls()?;
+    builder.capabilities(capabilities);
+    let url = format!("http://127.0.0.1:{port}");
+    tokio::time::timeout(Duration::from_secs(60), builder.connect(&url))
+        .await
+        .context("the WebDriver session did not start within 60 s (is the display reachable?)")?
+        .context("tauri-driver refused the session")
+}

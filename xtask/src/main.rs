@@ -1,2 +1,53 @@
-//! The project's task runner.
-fn main() {}
+//! The project's task runner, `cargo xtask <task>`. It is the one place that knows how to set a
+//! machine up (apt packages, npm packages, tauri-driver), build the window and the app, run
+//! every check, and measure the app against a bare Tauri window. The README's two commands are
+//! `cargo xtask run` and `cargo xtask test`; CI runs the second.
+
+mod bench;
+mod cmd;
+mod display;
+mod paths;
+mod run;
+mod setup;
+mod test;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(about = "Set up, build, run, test and measure Socialweb Desk")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Install what is missing, build the window and the app, and open it on the local sandbox.
+    Run,
+    /// Install the test dependencies and run every check: fmt, clippy, Rust tests, UI tests, E2E.
+    Test,
+    /// Build the release app and a bare Tauri window, and compare first paint and idle memory.
+    Bench {
+        /// Launches of each app; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Seconds of idle before memory is read.
+        #[arg(long, default_value_t = 10)]
+        idle_seconds: u64,
+    },
+    /// Regenerate the window's TypeScript bindings (`ui/src/ipc/bindings.ts`) from the commands.
+    Bindings,
+    /// Regenerate every icon in `icons/` from `icons/source.svg`.
+    Icons,
+}
+
+fn main() -> anyhow::Result<()> {
+    let paths = paths::Paths::discover()?;
+    match Cli::parse().task {
+        Task::Run => run::run(&paths),
+        Task::Test => test::test(&paths),
+        Task::Bench { runs, idle_seconds } => bench::bench(&paths, runs, idle_seconds),
+        Task::Bindings => run::bindings(&paths),
+        Task::Icons => run::icons(&paths),
+    }
+}

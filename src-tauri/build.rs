@@ -1,0 +1,13 @@
+//! Generates the Tauri context and gates every command: a command not listed here cannot be
+//! called from the window, and a listed one still needs a permission in `capabilities/`.
+
+/// Every command the window may call. Keep in step with `commands::specta_builder`.
+const COMMANDS: &[&str] = &["app_info", "ui_ready"];
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("failed to run tauri-build");
+}

@@ -1,0 +1,70 @@
+//! The commands the window may call. Each is a thin wrapper: arguments in, one call, a DTO out.
+//! Every command listed here must also be listed in `build.rs` (which gates it) and granted in
+//! `capabilities/main.json`; `bindings::specta_builder` registers them and generates their
+//! TypeScript types.
+
+use serde::Serialize;
+use specta::Type;
+use tauri::{AppHandle, Manager, State};
+
+use crate::startup::{self, Startup};
+
+/// What the Settings screen shows about this installation.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub name: String,
+    pub version: String,
+    /// The network the app talks to: `Local sandbox` unless configured otherwise.
+    pub network: String,
+    pub data_dir: String,
+    pub log_dir: String,
+}
+
+/// An error as the window sees it: a stable `code` to branch on and a readable `message`.
+#[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    pub code: String,
+    pub message: String,
+}
+
+impl CommandError {
+    fn new(code: &str, message: impl ToString) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Facts about this installation for the Settings screen.
+#[tauri::command]
+#[specta::specta]
+pub fn app_info(app: AppHandle) -> Result<AppInfo, CommandError> {
+    let paths = app.path();
+    let dir = |result: tauri::Result<std::path::PathBuf>| {
+        result
+            .map(|path| path.display().to_string())
+            .map_err(|error| CommandError::new("paths", error))
+    };
+    Ok(AppInfo {
+        name: app.package_info().name.clone(),
+        version: app.package_info().version.to_string(),
+        network: "Local sandbox".to_owned(),
+        data_dir: dir(paths.app_data_dir())?,
+        log_dir: dir(paths.app_log_dir())?,
+    })
+}
+
+/// The window calls this once it has painted for the first time.
+#[tauri::command]
+#[specta::specta]
+pub fn ui_ready(startup: State<'_, Startup>) {
+    let elapsed = startup.mark_first_paint();
+    tracing::info!(
+        first_paint_ms = elapsed.as_millis() as u64,
+        "window painted"
+    );
+    startup::report_first_paint(elapsed);
+}

@@ -1,0 +1,55 @@
+//! The app's one `tracing` subscriber: an env filter (`RUST_LOG`, default `info`), human output
+//! on stderr, and a daily rolling file in the app's log directory (seven days kept). Tokens and
+//! secrets never reach a log: the types that hold them have redacting `Debug` impls, and no span
+//! records them.
+
+use std::path::Path;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::rolling::{RollingFileAppender, Rotation};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Keeps the file writer flushing until the app exits.
+#[derive(Debug)]
+pub struct LogGuard(#[allow(dead_code)] WorkerGuard);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoggingError {
+    #[error("cannot create the log directory {path}: {source}")]
+    Directory {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot open the log file: {0}")]
+    File(#[from] tracing_appender::rolling::InitError),
+    #[error("a logger is already installed: {0}")]
+    AlreadyInstalled(#[from] tracing_subscriber::util::TryInitError),
+}
+
+/// Installs the subscriber; call once, at start-up.
+pub fn install(log_dir: &Path) -> Result<LogGuard, LoggingError> {
+    std::fs::create_dir_all(log_dir).map_err(|source| LoggingError::Directory {
+        path: log_dir.display().to_string(),
+        source,
+    })?;
+    let appender = RollingFileAppender::builder()
+        .rotation(Rotation::DAILY)
+        .filename_prefix("swdesk")
+        .filename_suffix("log")
+        .max_log_files(7)
+        .build(log_dir)?;
+    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(file_writer),
+        )
+        .try_init()?;
+    Ok(LogGuard(guard))
+}

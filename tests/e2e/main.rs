@@ -1,0 +1,5 @@
+//! The end-to-end suite: the real app binary in a real window under Xvfb, driven through
+//! tauri-driver. Each test opens its own app with its own home and saves screenshots of each
+//! step under `target/e2e/`.
+
+mod shell;

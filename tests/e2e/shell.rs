@@ -1,0 +1,96 @@
+//! The window's shell: title, navigation, account area, sections, shortcuts, settings.
+
+use swdesk_tests::AppWindow;
+
+const SECTIONS: [(&str, &str); 4] = [
+    ("deployments", "Deployments"),
+    ("clusters", "Clusters"),
+    ("activity", "Activity"),
+    ("settings", "Settings"),
+];
+
+#[tokio::test]
+async fn the_window_shows_the_shell_with_its_navigation_and_a_signed_out_account()
+-> anyhow::Result<()> {
+    let mut window = AppWindow::open("shell").await?;
+    let labels: Vec<String> = {
+        let mut labels = Vec::new();
+        for button in window.find_all("nav[aria-label='Sections'] button").await? {
+            labels.push(button.text().await?);
+        }
+        labels
+    };
+    let titles: Vec<&str> = SECTIONS.iter().map(|(_, title)| *title).collect();
+    assert_eq!(labels.len(), 4, "navigation buttons: {labels:?}");
+    for (label, title) in labels.iter().zip(&titles) {
+        assert!(
+            label.starts_with(title),
+            "navigation shows {label:?} where {title:?} belongs"
+        );
+    }
+    assert_eq!(window.text_of("#section-title").await?, "Deployments");
+    window
+        .wait_for_text("section[aria-label='Account']", "Signed out")
+        .await?;
+    window.screenshot("shell").await?;
+    window.close().await
+}
+
+#[tokio::test]
+async fn every_section_opens_from_the_navigation() -> anyhow::Result<()> {
+    let mut window = AppWindow::open("navigation").await?;
+    for (id, title) in SECTIONS.iter().rev() {
+        window.click(&format!("button[data-nav='{id}']")).await?;
+        window.wait_for_text("#section-title", title).await?;
+        let current = window.find(&format!("button[data-nav='{id}']")).await?;
+        assert_eq!(
+            current.attr("aria-current").await?.as_deref(),
+            Some("page"),
+            "{id} is not marked current"
+        );
+        assert_eq!(
+            window.find_all("[aria-current='page']").await?.len(),
+            1,
+            "exactly one section is current"
+        );
+        window.screenshot(id).await?;
+    }
+    window.close().await
+}
+
+#[tokio::test]
+async fn keyboard_shortcuts_switch_sections() -> anyhow::Result<()> {
+    let mut window = AppWindow::open("shortcuts").await?;
+    window.press_command_key("2").await?;
+    window.wait_for_text("#section-title", "Clusters").await?;
+    window.press_command_key(",").await?;
+    window.wait_for_text("#section-title", "Settings").await?;
+    window.press_command_key("1").await?;
+    window
+        .wait_for_text("#section-title", "Deployments")
+        .await?;
+    window.screenshot("after-shortcuts").await?;
+    window.close().await
+}
+
+#[tokio::test]
+async fn settings_show_the_local_sandbox_and_where_this_installation_keeps_its_data()
+-> anyhow::Result<()> {
+    let mut window = AppWindow::open("settings").await?;
+    window.click("button[data-nav='settings']").await?;
+    window
+        .wait_for_text("[data-testid='network']", "Local sandbox")
+        .await?;
+    let facts = window.text_of("[data-testid='app-info']").await?;
+    let home = window.home().display().to_string();
+    assert!(
+        facts.contains(&home),
+        "the data directory is not inside the test's home {home}: {facts}"
+    );
+    assert!(
+        facts.contains("computer.socialweb.desk"),
+        "the data directory is not the app's: {facts}"
+    );
+    window.screenshot("settings").await?;
+    window.close().await
+}

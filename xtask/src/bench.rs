@@ -1,0 +1,226 @@
+//! `cargo xtask bench`: how much the app costs over a bare Tauri window. Both are built in
+//! release in the same run, with the same Tauri build, and launched in turn on a private
+//! virtual display. Each launch measures the time from spawning the process to the window's
+//! first-paint report (`swdesk:first-paint ms=<n>` on stdout), then the resident memory of the
+//! whole process tree (the app and its WebKit processes) after a spell of idle. Medians are
+//! printed side by side with their ratio, the figure that counts (target: at most 1.3x).
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use crate::cmd;
+use crate::display::VirtualDisplay;
+use crate::paths::Paths;
+use crate::run::{self, APP_BINARY};
+use crate::setup::{self, Purpose};
+
+const BASELINE_BINARY: &str = "bare-tauri-window";
+const TARGET_RATIO: f64 = 1.3;
+
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    first_paint: Duration,
+    idle_rss_kib: u64,
+}
+
+pub fn bench(paths: &Paths, runs: usize, idle_seconds: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(runs > 0, "--runs must be at least 1");
+    setup::ensure(paths, Purpose::Test)?;
+    run::build_ui(paths)?;
+    cmd::run(cmd::cargo().args([
+        "build",
+        "--release",
+        "--package",
+        "swdesk-app",
+        "--bin",
+        APP_BINARY,
+        "--package",
+        "swdesk-bench-baseline",
+    ]))?;
+    let display = VirtualDisplay::start()?;
+    let idle = Duration::from_secs(idle_seconds);
+    let apps = [
+        (
+            "bare Tauri window",
+            paths.binary("release", BASELINE_BINARY),
+        ),
+        ("Socialweb Desk", paths.binary("release", APP_BINARY)),
+    ];
+    let mut launches: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..runs {
+        for (index, (name, binary)) in apps.iter().enumerate() {
+            let launch = launch_once(binary, &display.name, idle)
+                .with_context(|| format!("{name}, launch {}", round + 1))?;
+            eprintln!(
+                "{name:>18} #{}: first paint {} ms, idle RSS {:.1} MiB",
+                round + 1,
+                launch.first_paint.as_millis(),
+                mib(launch.idle_rss_kib)
+            );
+            launches[index].push(launch);
+        }
+    }
+    print_report(&launches[0], &launches[1], runs, idle_seconds);
+    Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+fn print_report(baseline: &[Launch], app: &[Launch], runs: usize, idle_seconds: u64) {
+    let paint =
+        |launches: &[Launch]| median(launches.iter().map(|l| l.first_paint.as_secs_f64() * 1e3));
+    let rss = |launches: &[Launch]| median(launches.iter().map(|l| mib(l.idle_rss_kib)));
+    let (paint_base, paint_app) = (paint(baseline), paint(app));
+    let (rss_base, rss_app) = (rss(baseline), rss(app));
+    println!();
+    println!(
+        "medians of {runs} launches each; memory after {idle_seconds} s idle, all processes of the app"
+    );
+    println!(
+        "{:<20} {:>18} {:>18}",
+        "", "first paint (ms)", "idle RSS (MiB)"
+    );
+    println!(
+        "{:<20} {:>18.0} {:>18.1}",
+        "bare Tauri window", paint_base, rss_base
+    );
+    println!(
+        "{:<20} {:>18.0} {:>18.1}",
+        "Socialweb Desk", paint_app, rss_app
+    );
+    println!(
+        "{:<20} {:>17.2}x {:>17.2}x   (target: at most {TARGET_RATIO:.1}x)",
+        "ratio",
+        paint_app / paint_base,
+        rss_app / rss_base
+    );
+}
+
+fn launch_once(binary: &Path, display: &str, idle: Duration) -> anyhow::Result<Launch> {
+    let home = std::env::temp_dir().join(format!("swdesk-bench-{}", std::process::id()));
+    std::fs::remove_dir_all(&home).ok();
+    let started = Instant::now();
+    let mut child = Command::new(binary)
+        .env("DISPLAY", display)
+        .env("SWDESK_REPORT_FIRST_PAINT", "1")
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let outcome = measure(&mut child, started, idle);
+    stop_tree(child.id());
+    child.wait().ok();
+    std::fs::remove_dir_all(&home).ok();
+    outcome
+}
+
+fn measure(child: &mut Child, started: Instant, idle: Duration) -> anyhow::Result<Launch> {
+    let stdout = child.stdout.take().context("the child has no stdout")?;
+    let (sender, painted) = mpsc::channel();
+    std::thread::spawn(move || {
+        let painted_line = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|line| line.starts_with("swdesk:first-paint"));
+        if painted_line {
+            sender.send(Instant::now()).ok();
+        }
+    });
+    let painted_at = painted
+        .recv_timeout(Duration::from_secs(60))
+        .context("the window reported no first paint within 60 s")?;
+    std::thread::sleep(idle);
+    if let Some(status) = child.try_wait()? {
+        bail!("the app exited while idle ({status})");
+    }
+    Ok(Launch {
+        first_paint: painted_at - started,
+        idle_rss_kib: tree_rss_kib(child.id()),
+    })
+}
+
+/// The pid and every descendant of it, from `/proc`.
+fn process_tree(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut tree = vec![root];
+    let mut seen: HashSet<u32> = HashSet::from([root]);
+    let mut index = 0;
+    while let Some(&parent) = tree.get(index) {
+        for &(pid, ppid) in &parents {
+            if ppid == parent && seen.insert(pid) {
+                tree.push(pid);
+            }
+        }
+        index += 1;
+    }
+    tree
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: fields start after the last `)`.
+    let fields = &stat[stat.rfind(')')? + 2..];
+    fields.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn tree_rss_kib(root: u32) -> u64 {
+    process_tree(root).into_iter().filter_map(rss_kib).sum()
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn stop_tree(root: u32) {
+    let pids: Vec<String> = process_tree(root).iter().map(u32::to_string).collect();
+    cmd::succeeds(Command::new("kill").arg("-TERM").args(&pids));
+    std::thread::sleep(Duration::from_millis(300));
+    cmd::succeeds(Command::new("kill").arg("-KILL").args(&pids));
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut sorted: Vec<f64> = values.collect();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(super::median([4.0, 1.0, 3.0, 2.0].into_iter()), 2.5);
+        assert_eq!(super::median([5.0, 1.0, 3.0].into_iter()), 3.0);
+    }
+
+    #[test]
+    fn this_process_is_in_its_own_tree_and_has_a_resident_size() {
+        let me = std::process::id();
+        assert_eq!(super::process_tree(me).first(), Some(&me));
+        assert!(super::rss_kib(me).is_some_and(|kib| kib > 0));
+    }
+}

@@ -1,0 +1,60 @@
+//! Where things are: the workspace root, cargo's target directory (which `CARGO_TARGET_DIR` may
+//! move outside the clone, as CI does), the UI, the built binaries and the E2E screenshots.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Context;
+
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub root: PathBuf,
+    pub target: PathBuf,
+}
+
+impl Paths {
+    pub fn discover() -> anyhow::Result<Self> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("xtask lives one level below the workspace root")?
+            .to_path_buf();
+        let target = target_directory(&root)?;
+        Ok(Self { root, target })
+    }
+
+    pub fn ui(&self) -> PathBuf {
+        self.root.join("ui")
+    }
+
+    /// A binary built by cargo in the given profile directory (`debug` or `release`).
+    pub fn binary(&self, profile_dir: &str, name: &str) -> PathBuf {
+        self.target.join(profile_dir).join(name)
+    }
+
+    /// Screenshots and reports of the end-to-end suite, always inside the clone.
+    pub fn e2e_output(&self) -> PathBuf {
+        self.root.join("target").join("e2e")
+    }
+
+    /// Reports written by the test steps (JUnit, Vitest JSON).
+    pub fn reports(&self) -> PathBuf {
+        self.root.join("target").join("reports")
+    }
+}
+
+fn target_directory(root: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(root)
+        .output()
+        .context("running cargo metadata")?;
+    anyhow::ensure!(output.status.success(), "cargo metadata failed");
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let dir = metadata["target_directory"]
+        .as_str()
+        .context("cargo metadata names no target_directory")?;
+    Ok(PathBuf::from(dir))
+}

@@ -1,0 +1,207 @@
+//! Making a machine ready, idempotently: each step checks first and installs only what is
+//! missing, so a second run on a set-up machine takes a moment. Debian and Ubuntu packages go
+//! through `apt-get` (through `sudo` when not root); the UI's npm packages through `npm ci`,
+//! re-run only when `package-lock.json` changed; tauri-driver through `cargo install`.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+use crate::cmd;
+
+/// What the app needs to build and open a window (Tauri 2 on Linux).
+const APP_PACKAGES: &[&str] = &[
+    "build-essential",
+    "pkg-config",
+    "file",
+    "libssl-dev",
+    "libwebkit2gtk-4.1-dev",
+    "libxdo-dev",
+    "librsvg2-dev",
+    "libayatana-appindicator3-dev",
+];
+
+/// What the checks need beyond the app: a virtual display and WebDriver for the real window,
+/// a D-Bus session and a keychain, Chromium for authorization pages, and the icon tools.
+const TEST_PACKAGES: &[&str] = &[
+    "xvfb",
+    "xauth",
+    "dbus",
+    "dbus-x11",
+    "x11-utils",
+    "webkit2gtk-driver",
+    "gnome-keyring",
+    "libsecret-tools",
+    "chromium",
+    "chromium-driver",
+    "librsvg2-bin",
+];
+
+/// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.
+const TAURI_DRIVER_VERSION: &str = "2.1.0";
+
+/// The oldest Node.js the UI's build tools (Vite 8) run on.
+const MIN_NODE: (u32, u32) = (20, 19);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Run,
+    Test,
+}
+
+/// Installs everything the purpose needs that the machine lacks.
+pub fn ensure(paths: &crate::paths::Paths, purpose: Purpose) -> anyhow::Result<()> {
+    let mut packages = APP_PACKAGES.to_vec();
+    if purpose == Purpose::Test {
+        packages.extend_from_slice(TEST_PACKAGES);
+    }
+    ensure_apt_packages(&packages)?;
+    ensure_node()?;
+    ensure_npm_packages(&paths.ui())?;
+    if purpose == Purpose::Test {
+        ensure_tauri_driver()?;
+        ensure_cargo_nextest()?;
+    }
+    Ok(())
+}
+
+fn ensure_apt_packages(packages: &[&str]) -> anyhow::Result<()> {
+    if !cmd::succeeds(Command::new("dpkg-query").arg("--version")) {
+        eprintln!(
+            "note: not a Debian/Ubuntu system; make sure these (or your system's equivalents) are installed: {}",
+            packages.join(" ")
+        );
+        return Ok(());
+    }
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|package| !apt_package_installed(package))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("installing system packages: {}", missing.join(" "));
+    cmd::run(privileged("apt-get").args(["update", "-qq"]))?;
+    cmd::run(
+        privileged("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&missing)
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
+
+fn apt_package_installed(package: &str) -> bool {
+    cmd::stdout_of(Command::new("dpkg-query").args(["-W", "-f=${Status}", package]))
+        .is_some_and(|status| status.contains("install ok installed"))
+}
+
+/// `program` as root: directly when we are root, otherwise through `sudo`.
+fn privileged(program: &str) -> Command {
+    let is_root = cmd::stdout_of(Command::new("id").arg("-u")).is_some_and(|uid| uid.trim() == "0");
+    if is_root {
+        Command::new(program)
+    } else {
+        let mut command = Command::new("sudo");
+        command.arg(program);
+        command
+    }
+}
+
+fn ensure_node() -> anyhow::Result<()> {
+    let version = cmd::stdout_of(Command::new("node").arg("--version"))
+        .context("Node.js is not installed: install Node.js 20.19 or newer (https://nodejs.org)")?;
+    let found = parse_node_version(&version)
+        .with_context(|| format!("cannot read the Node.js version `{}`", version.trim()))?;
+    if found < MIN_NODE {
+        bail!(
+            "Node.js {} is too old: the UI's build needs {}.{} or newer",
+            version.trim(),
+            MIN_NODE.0,
+            MIN_NODE.1
+        );
+    }
+    Ok(())
+}
+
+fn parse_node_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.trim().trim_start_matches('v').split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// `npm ci` in `dir`, unless `node_modules` was installed from this very lock file.
+pub fn ensure_npm_packages(dir: &Path) -> anyhow::Result<()> {
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .with_context(|| format!("{} has no package-lock.json", dir.display()))?;
+    let stamp_path = dir.join("node_modules").join(".swdesk-lock-stamp");
+    let stamp = format!("{:016x}", fnv1a(&lock));
+    if std::fs::read_to_string(&stamp_path).is_ok_and(|found| found == stamp) {
+        return Ok(());
+    }
+    cmd::run(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(dir),
+    )?;
+    std::fs::write(&stamp_path, stamp)?;
+    Ok(())
+}
+
+/// A small stable hash of the lock file: enough to know whether it changed.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn ensure_tauri_driver() -> anyhow::Result<()> {
+    let installed = cmd::stdout_of(Command::new(tauri_driver_program()).arg("--version"))
+        .is_some_and(|version| version.contains(TAURI_DRIVER_VERSION));
+    if installed {
+        return Ok(());
+    }
+    cmd::run(cmd::cargo().args([
+        "install",
+        "tauri-driver",
+        "--locked",
+        "--version",
+        TAURI_DRIVER_VERSION,
+    ]))
+}
+
+fn ensure_cargo_nextest() -> anyhow::Result<()> {
+    if cmd::succeeds(cmd::cargo().args(["nextest", "--version"])) {
+        return Ok(());
+    }
+    cmd::run(cmd::cargo().args(["install", "cargo-nextest", "--locked"]))
+}
+
+/// tauri-driver from `PATH`, else where `cargo install` puts it.
+pub fn tauri_driver_program() -> std::path::PathBuf {
+    let on_path = cmd::succeeds(Command::new("tauri-driver").arg("--help"));
+    if on_path {
+        return "tauri-driver".into();
+    }
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
+        .unwrap_or_default();
+    cargo_home.join("bin").join("tauri-driver")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn node_versions_are_read_with_or_without_the_v() {
+        assert_eq!(super::parse_node_version("v20.20.2\n"), Some((20, 20)));
+        assert_eq!(super::parse_node_version("22.1.0"), Some((22, 1)));
+        assert_eq!(super::parse_node_version("garbage"), None);
+    }
+
+    #[test]
+    fn the_lock_stamp_changes_with_the_lock_file() {
+        assert_ne!(super::fnv1a(b"lock a"), super::fnv1a(b"lock b"));
+        assert_eq!(super::fnv1a(b"same"), super::fnv1a(b"same"));
+    }
+}

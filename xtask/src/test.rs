@@ -1,0 +1,236 @@
+//! `cargo xtask test`: every check the project has, in one run, ending with one line
+//! `N passed, N failed`. Checks that are a single verdict (fmt, clippy, the UI's type check)
+//! count as one each; test suites count their tests (read from nextest's JUnit report and
+//! Vitest's JSON report). A step that cannot run counts as one failure. Every step runs even
+//! when an earlier one failed, unless it needs what that step should have built.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Context;
+
+use crate::cmd;
+use crate::paths::Paths;
+use crate::run::{self, APP_BINARY};
+use crate::setup::{self, Purpose};
+
+#[derive(Debug, Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, name: &str, outcome: anyhow::Result<()>) -> bool {
+        match outcome {
+            Ok(()) => {
+                self.passed += 1;
+                true
+            }
+            Err(error) => {
+                eprintln!("FAILED {name}: {error:#}");
+                self.failed += 1;
+                self.failures.push(name.to_owned());
+                false
+            }
+        }
+    }
+
+    fn suite(&mut self, name: &str, counts: anyhow::Result<Counts>) {
+        match counts {
+            Ok(counts) => {
+                self.passed += counts.passed;
+                self.failed += counts.failed;
+                if counts.failed > 0 {
+                    self.failures
+                        .push(format!("{name} ({} failed)", counts.failed));
+                }
+            }
+            Err(error) => {
+                self.check(name, Err(error));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+}
+
+pub fn test(paths: &Paths) -> anyhow::Result<()> {
+    setup::ensure(paths, Purpose::Test)?;
+    std::fs::create_dir_all(paths.reports())?;
+    let mut tally = Tally::default();
+    let ui = paths.ui();
+
+    tally.check(
+        "cargo fmt --check",
+        cmd::run(cmd::cargo().args(["fmt", "--all", "--check"])),
+    );
+    let ui_built = tally.check("UI build", run::build_ui(paths));
+    tally.check(
+        "UI type check",
+        cmd::run(Command::new("npm").args(["run", "check"]).current_dir(&ui)),
+    );
+    tally.check(
+        "clippy",
+        cmd::run(cmd::cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])),
+    );
+    let built = ui_built
+        && tally.check(
+            "cargo build",
+            cmd::run(cmd::cargo().args(["build", "--workspace", "--all-targets"])),
+        );
+    tally.suite("UI unit tests", vitest(paths));
+    if built {
+        tally.suite(
+            "Rust tests",
+            nextest(
+                paths,
+                "ci",
+                &["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"],
+            ),
+        );
+        tally.suite("end-to-end", end_to_end(paths));
+    } else {
+        tally.check(
+            "Rust tests and end-to-end",
+            Err(anyhow::anyhow!("not run: the build failed")),
+        );
+    }
+
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    anyhow::ensure!(tally.failed == 0, "failed: {}", tally.failures.join(", "));
+    Ok(())
+}
+
+fn nextest(paths: &Paths, profile: &str, filter: &[&str]) -> anyhow::Result<Counts> {
+    let junit = paths.target.join("nextest").join(profile).join("junit.xml");
+    std::fs::remove_file(&junit).ok();
+    let outcome = cmd::run(
+        cmd::cargo()
+            .args(["nextest", "run", "--no-fail-fast", "--profile", profile])
+            .args(filter),
+    );
+    read_junit(&junit).with_context(|| match outcome {
+        Err(error) => format!("{error:#}, and it wrote no report"),
+        Ok(()) => "it wrote no report".to_owned(),
+    })
+}
+
+/// The end-to-end suite: the real app under Xvfb, a D-Bus session for it, tauri-driver.
+fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
+    let junit = paths.target.join("nextest").join("e2e").join("junit.xml");
+    std::fs::remove_file(&junit).ok();
+    std::fs::create_dir_all(paths.e2e_output())?;
+    let outcome = cmd::run(
+        Command::new("dbus-run-session")
+            .args([
+                "--",
+                "xvfb-run",
+                "--auto-servernum",
+                "--server-args=-screen 0 1280x800x24",
+            ])
+            .arg(env!("CARGO"))
+            .args([
+                "nextest",
+                "run",
+                "--no-fail-fast",
+                "--profile",
+                "e2e",
+                "--package",
+                "swdesk-tests",
+                "--test",
+                "e2e",
+            ])
+            .env("SWDESK_APP_BINARY", paths.binary("debug", APP_BINARY))
+            .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
+            .env("SWDESK_E2E_OUTPUT", paths.e2e_output()),
+    );
+    read_junit(&junit).with_context(|| match outcome {
+        Err(error) => format!("{error:#}, and it wrote no report"),
+        Ok(()) => "it wrote no report".to_owned(),
+    })
+}
+
+fn vitest(paths: &Paths) -> anyhow::Result<Counts> {
+    let report = paths.reports().join("vitest.json");
+    std::fs::remove_file(&report).ok();
+    let outcome = cmd::run(
+        Command::new("npx")
+            .args(["vitest", "run", "--reporter=default", "--reporter=json"])
+            .arg(format!("--outputFile.json={}", report.display()))
+            .current_dir(paths.ui()),
+    );
+    read_vitest(&report).with_context(|| match outcome {
+        Err(error) => format!("{error:#}, and it wrote no report"),
+        Ok(()) => "it wrote no report".to_owned(),
+    })
+}
+
+fn read_vitest(path: &Path) -> anyhow::Result<Counts> {
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)?;
+    let count = |key: &str| {
+        report[key]
+            .as_u64()
+            .with_context(|| format!("no {key} in {}", path.display()))
+    };
+    Ok(Counts {
+        passed: count("numPassedTests")?,
+        // A file that fails to load fails a suite without failing a test: count it too.
+        failed: count("numFailedTests")?.max(count("numFailedTestSuites")?),
+    })
+}
+
+/// Reads the totals of a JUnit report's `<testsuites>` element.
+fn read_junit(path: &Path) -> anyhow::Result<Counts> {
+    let text = std::fs::read_to_string(path)?;
+    junit_counts(&text).with_context(|| format!("{} has no <testsuites> totals", path.display()))
+}
+
+fn junit_counts(text: &str) -> Option<Counts> {
+    let start = text.find("<testsuites")?;
+    let element = &text[start..start + text[start..].find('>')?];
+    let attribute = |name: &str| -> Option<u64> {
+        let at = element.find(&format!(" {name}=\""))? + name.len() + 3;
+        element[at..].split('"').next()?.parse().ok()
+    };
+    let tests = attribute("tests")?;
+    let failed = attribute("failures")? + attribute("errors").unwrap_or(0);
+    Some(Counts {
+        passed: tests.saturating_sub(failed),
+        failed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Counts, junit_counts};
+
+    #[test]
+    fn junit_totals_count_failures_and_errors_as_failed() {
+        let report = r#"<?xml version="1.0"?><testsuites name="nextest-run" tests="12" failures="2" errors="1" uuid="x"><testsuite/></testsuites>"#;
+        assert_eq!(
+            junit_counts(report),
+            Some(Counts {
+                passed: 9,
+                failed: 3
+            })
+        );
+    }
+
+    #[test]
+    fn a_report_without_totals_is_not_read_as_zero() {
+        assert_eq!(junit_counts("<testsuite tests=\"3\"/>"), None);
+    }
+}

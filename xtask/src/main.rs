@@ -41,13 +41,23 @@ enum Task {
     Icons,
 }
 
-fn main() -> anyhow::Result<()> {
-    let paths = paths::Paths::discover()?;
-    match Cli::parse().task {
-        Task::Run => run::run(&paths),
-        Task::Test => test::test(&paths),
-        Task::Bench { runs, idle_seconds } => bench::bench(&paths, runs, idle_seconds),
-        Task::Bindings => run::bindings(&paths),
-        Task::Icons => run::icons(&paths),
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match paths::Paths::discover().and_then(|paths| perform(cli.task, &paths)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
+    match task {
+        Task::Run => run::run(paths),
+        Task::Test => test::test(paths),
+        Task::Bench { runs, idle_seconds } => bench::bench(paths, runs, idle_seconds),
+        Task::Bindings => run::bindings(paths),
+        Task::Icons => run::icons(paths),
     }
 }

@@ -36,6 +36,15 @@ impl Paths {
         self.root.join("target").join("e2e")
     }
 
+    /// The JUnit report of a nextest profile (the store dir is set in `.config/nextest.toml`).
+    pub fn nextest_report(&self, profile: &str) -> PathBuf {
+        self.root
+            .join("target")
+            .join("nextest")
+            .join(profile)
+            .join("junit.xml")
+    }
+
     /// Reports written by the test steps (JUnit, Vitest JSON).
     pub fn reports(&self) -> PathBuf {
         self.root.join("target").join("reports")

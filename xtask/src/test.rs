@@ -60,6 +60,7 @@ struct Counts {
     failed: u64,
 }
 
+#[allow(clippy::print_stdout)] // the summary line is the task's output
 pub fn test(paths: &Paths) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Test)?;
     std::fs::create_dir_all(paths.reports())?;
@@ -115,7 +116,7 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
 }
 
 fn nextest(paths: &Paths, profile: &str, filter: &[&str]) -> anyhow::Result<Counts> {
-    let junit = paths.target.join("nextest").join(profile).join("junit.xml");
+    let junit = paths.nextest_report(profile);
     std::fs::remove_file(&junit).ok();
     let outcome = cmd::run(
         cmd::cargo()
@@ -130,7 +131,7 @@ fn nextest(paths: &Paths, profile: &str, filter: &[&str]) -> anyhow::Result<Coun
 
 /// The end-to-end suite: the real app under Xvfb, a D-Bus session for it, tauri-driver.
 fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
-    let junit = paths.target.join("nextest").join("e2e").join("junit.xml");
+    let junit = paths.nextest_report("e2e");
     std::fs::remove_file(&junit).ok();
     std::fs::create_dir_all(paths.e2e_output())?;
     let outcome = cmd::run(

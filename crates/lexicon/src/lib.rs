@@ -17,6 +17,7 @@ mod macros;
 pub mod problem;
 mod record;
 pub mod schema;
+pub mod syntax;
 #[allow(dead_code)]
 mod union;
 pub mod xrpc;

@@ -3,3 +3,4 @@
 mod cids;
 mod drift;
 mod records;
+mod syntax;

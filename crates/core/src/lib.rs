@@ -3,12 +3,17 @@
 //! rollup. Every rule here is a pure function the controller calls; time comes in as a
 //! [`timestamp::Timestamp`] parameter, never from a clock.
 
+pub mod aturi;
+pub mod compute;
 pub mod declaration;
+pub mod infra;
 pub mod name;
 mod newtype;
 pub mod object;
 pub mod progress;
+pub mod record;
 pub mod rkey;
 pub mod rollup;
+pub mod secret;
 pub mod sync;
 pub mod timestamp;

@@ -154,6 +154,19 @@ impl Metadata {
     }
 }
 
+/// An object of the embedded core: metadata, spec and status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Object<Spec, Status> {
+    /// Name, uid, versions, deletion, finalizers, labels, owners.
+    pub metadata: Metadata,
+    /// What is wanted.
+    pub spec: Spec,
+    /// What is observed.
+    #[serde(default)]
+    pub status: Status,
+}
+
 /// The truth of a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConditionStatus {

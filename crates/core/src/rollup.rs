@@ -56,10 +56,13 @@ impl ContractPhase {
 }
 
 /// A deployment's phase (`#status.phase`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum ObjectPhase {
-    /// No contracts declared yet.
+    /// No contracts declared yet (and the phase of an object not reconciled yet).
+    #[default]
     Pending,
     /// Contracts declared, none requested.
     Staged,

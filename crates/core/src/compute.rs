@@ -1,0 +1,249 @@
+//! ComputeContract (SPEC §1, §3): one declared contract's run on the compute market, owned by
+//! its Infra or EphemeralInfra. Its spec carries the contract's publishable fields and the
+//! release request; its status the market's side: phase, bids, winner, receipt.
+//!
+//! Invariants: a contract that waits (for bids, a winner, its guest, a release) is in a
+//! waiting phase and [`ComputeContractStatus::waiting_for`] says for what; only `Failed` is a
+//! failure. A contract holds a guest from the moment it has a receipt until it is `Released`
+//! ([`ComputeContractStatus::holds_guest`]): such a contract must never be lost or dropped.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::infra::{Contract, DeploymentKind};
+use crate::name::Name;
+use crate::rollup::ContractPhase;
+use crate::secret::SecretRef;
+use crate::timestamp::Timestamp;
+
+/// The deployment a ComputeContract belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentRef {
+    /// Infra or EphemeralInfra.
+    pub kind: DeploymentKind,
+    /// The deployment object's name.
+    pub name: Name,
+}
+
+/// The spec of a ComputeContract.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComputeContractSpec {
+    /// The owning deployment.
+    pub deployment: DeploymentRef,
+    /// The contract's name in the deployment.
+    pub contract: Name,
+    /// The contract's publishable fields, as declared.
+    pub fields: Contract,
+    /// The secrets its guest receives, by reference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretRef>,
+    /// Release the guest.
+    #[serde(default)]
+    pub release: bool,
+    /// When the release was last asked for; a newer time sends the release again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_requested_at: Option<Timestamp>,
+}
+
+/// The phase of a ComputeContract.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ComputePhase {
+    /// The request-for-proposals flow runs.
+    #[default]
+    Requesting,
+    /// The guest runs.
+    Deployed,
+    /// The release was sent.
+    Releasing,
+    /// The guest is released.
+    Released,
+    /// The flow or the release failed.
+    Failed,
+}
+
+impl ComputePhase {
+    /// The phase shown for the contract in its deployment's status.
+    pub fn contract_phase(self) -> ContractPhase {
+        match self {
+            Self::Requesting => ContractPhase::Requesting,
+            Self::Deployed => ContractPhase::Deployed,
+            Self::Releasing => ContractPhase::Releasing,
+            Self::Released => ContractPhase::Released,
+            Self::Failed => ContractPhase::Failed,
+        }
+    }
+}
+
+/// A reference to a record by URI and cid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StrongRef {
+    /// The record's at-uri.
+    pub uri: String,
+    /// The record's cid.
+    pub cid: String,
+}
+
+/// A bid received for the contract's request for proposals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bid {
+    /// The bidder's DID.
+    pub bidder: String,
+    /// The bid record.
+    pub record: StrongRef,
+    /// When it arrived.
+    pub received_at: Timestamp,
+}
+
+/// The status of a ComputeContract.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComputeContractStatus {
+    /// Where the contract is.
+    #[serde(default)]
+    pub phase: ComputePhase,
+    /// The winning bidder's DID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner: Option<String>,
+    /// The winner's market receipt: from now on the contract holds a guest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<StrongRef>,
+    /// The bids received.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bids: Vec<Bid>,
+    /// What it waits for, or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The release request the runner last acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_sent_at: Option<Timestamp>,
+}
+
+/// What a contract waits for; shown as waiting, never as a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Waiting {
+    /// No bid has arrived yet.
+    Bids,
+    /// Bids arrived; the winner is not accepted yet.
+    Winner,
+    /// The winner accepted; the guest is not ready yet.
+    Guest,
+    /// The release was sent; not confirmed yet.
+    Release,
+}
+
+impl fmt::Display for Waiting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Bids => "waiting for bids",
+            Self::Winner => "waiting for the winning bid to be accepted",
+            Self::Guest => "waiting for the guest to be ready",
+            Self::Release => "waiting for the release to be confirmed",
+        })
+    }
+}
+
+impl ComputeContractStatus {
+    /// What the contract waits for, or `None` when it is not waiting (deployed, released,
+    /// failed).
+    pub fn waiting_for(&self) -> Option<Waiting> {
+        match self.phase {
+            ComputePhase::Requesting if self.receipt.is_some() => Some(Waiting::Guest),
+            ComputePhase::Requesting if self.bids.is_empty() => Some(Waiting::Bids),
+            ComputePhase::Requesting => Some(Waiting::Winner),
+            ComputePhase::Releasing => Some(Waiting::Release),
+            ComputePhase::Deployed | ComputePhase::Released | ComputePhase::Failed => None,
+        }
+    }
+
+    /// Whether a guest may exist: a receipt is held and the release is not confirmed.
+    pub fn holds_guest(&self) -> bool {
+        self.receipt.is_some() && self.phase != ComputePhase::Released
+    }
+
+    /// Whether nothing more will happen without a new request: released or failed.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, ComputePhase::Released | ComputePhase::Failed)
+    }
+}
+
+/// A ComputeContract object.
+pub type ComputeContractObject = crate::object::Object<ComputeContractSpec, ComputeContractStatus>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt() -> StrongRef {
+        StrongRef {
+            uri: "at://did:plc:bidder/com.publicdomainrelay.temp.market.receipt/1".into(),
+            cid: "bafy".into(),
+        }
+    }
+
+    fn bid() -> Bid {
+        Bid {
+            bidder: "did:plc:bidder".into(),
+            record: receipt(),
+            received_at: Timestamp::MIN,
+        }
+    }
+
+    #[test]
+    fn a_request_without_bids_is_waiting_for_bids() {
+        let status = ComputeContractStatus::default();
+        assert_eq!(status.waiting_for(), Some(Waiting::Bids));
+        assert_eq!(
+            status.waiting_for().unwrap().to_string(),
+            "waiting for bids"
+        );
+    }
+
+    #[test]
+    fn a_request_with_bids_waits_for_its_winner_then_its_guest() {
+        let bids = ComputeContractStatus {
+            bids: vec![bid()],
+            ..Default::default()
+        };
+        let accepted = ComputeContractStatus {
+            receipt: Some(receipt()),
+            ..bids.clone()
+        };
+        assert_eq!(bids.waiting_for(), Some(Waiting::Winner));
+        assert_eq!(accepted.waiting_for(), Some(Waiting::Guest));
+    }
+
+    #[test]
+    fn a_failed_contract_is_not_waiting() {
+        let failed = ComputeContractStatus {
+            phase: ComputePhase::Failed,
+            ..Default::default()
+        };
+        assert_eq!(failed.waiting_for(), None);
+        assert!(failed.is_finished());
+    }
+
+    #[test]
+    fn a_receipt_holds_a_guest_until_the_release_is_confirmed() {
+        let mut status = ComputeContractStatus {
+            receipt: Some(receipt()),
+            ..Default::default()
+        };
+        for phase in [
+            ComputePhase::Requesting,
+            ComputePhase::Deployed,
+            ComputePhase::Releasing,
+            ComputePhase::Failed,
+        ] {
+            status.phase = phase;
+            assert!(status.holds_guest(), "{phase:?}");
+        }
+        status.phase = ComputePhase::Released;
+        assert!(!status.holds_guest());
+        assert!(!ComputeContractStatus::default().holds_guest());
+    }
+}

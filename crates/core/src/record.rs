@@ -1,0 +1,92 @@
+//! AtprotoRecord (SPEC §1): one record in the owner's repo, written by its own controller with
+//! `putRecord` and a swap cid. A deployment never writes its record itself: it applies a child
+//! AtprotoRecord with [`DeletionPolicy::Retain`].
+//!
+//! Invariants: deleting an AtprotoRecord object deletes the repo record only under
+//! [`DeletionPolicy::Delete`], and never for the two deployment collections, whatever the
+//! policy says ([`deletes_from_repo`]): deployment records are never deleted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::infra::DeploymentKind;
+use crate::object::Object;
+use crate::rkey::Rkey;
+use crate::timestamp::Timestamp;
+
+/// What deleting the object does to the repo record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DeletionPolicy {
+    /// Keep the record.
+    #[default]
+    Retain,
+    /// Delete the record (never for a deployment collection).
+    Delete,
+}
+
+/// The spec of an AtprotoRecord.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtprotoRecordSpec {
+    /// The collection NSID.
+    pub collection: String,
+    /// The record key.
+    pub rkey: Rkey,
+    /// The record as stored (with `$type`).
+    pub value: serde_json::Value,
+    /// What deleting the object does to the record.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
+
+/// The status of an AtprotoRecord.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AtprotoRecordStatus {
+    /// The record's URI once written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// The cid last written: the swap for the next write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cid: Option<String>,
+    /// When it was last written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_write_at: Option<Timestamp>,
+    /// The last write's error, if it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An AtprotoRecord object.
+pub type AtprotoRecordObject = Object<AtprotoRecordSpec, AtprotoRecordStatus>;
+
+/// Whether deleting an AtprotoRecord of `collection` under `policy` deletes the repo record.
+pub fn deletes_from_repo(collection: &str, policy: DeletionPolicy) -> bool {
+    policy == DeletionPolicy::Delete && DeploymentKind::from_collection(collection).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deployment_record_is_never_deleted_even_under_delete() {
+        for kind in [DeploymentKind::Infra, DeploymentKind::EphemeralInfra] {
+            assert!(!deletes_from_repo(
+                kind.collection(),
+                DeletionPolicy::Delete
+            ));
+        }
+    }
+
+    #[test]
+    fn another_record_is_deleted_only_under_delete() {
+        assert!(deletes_from_repo(
+            "com.example.note",
+            DeletionPolicy::Delete
+        ));
+        assert!(!deletes_from_repo(
+            "com.example.note",
+            DeletionPolicy::Retain
+        ));
+    }
+}

@@ -4,3 +4,4 @@ mod cids;
 mod drift;
 mod records;
 mod syntax;
+mod validation;

@@ -8,6 +8,7 @@
 //!   `Other(String)` fallback), one with `enum` a closed one; inline ones are named
 //!   `<Owner><Field>`;
 //! - a union becomes an enum tagged by `$type` (`crate::macros::{open_union, closed_union}!`);
+//! - a field listed in `SENSITIVE_FIELDS` (a credential) is wrapped in `crate::Redacted`;
 //! - a record gets `impl crate::Record`, an XRPC method a unit struct implementing
 //!   `crate::xrpc::{Query, Procedure, Subscription}` with `Params`/`Input`/`Output`/`Message`
 //!   types and an `Error` enum of its declared errors.
@@ -28,6 +29,12 @@ use crate::schema::{
     Body, ErrorDef, FieldSchema, LexiconDoc, ObjectSchema, ParamsBody, StringSchema, TopLevelDef,
     UnionSchema, resolve_ref,
 };
+
+/// Fields that carry a credential, by `nsid#def.field` location: their Rust type is wrapped in
+/// `crate::Redacted`, so `Debug` never prints them. Lexicons have no marker for this, so the
+/// list lives here.
+const SENSITIVE_FIELDS: &[&str] =
+    &["com.publicdomainrelay.temp.cluster.getKubeconfig#main.output.kubeconfig"];
 
 /// All lexicons, by NSID: what refs resolve against.
 pub type Catalog = BTreeMap<String, LoadedLexicon>;
@@ -235,10 +242,14 @@ impl Emitter<'_> {
             if shape.nullable.contains(field_name) {
                 return Err(unsupported(&field_location, "nullable"));
             }
-            let ty = self.field_type(name, field_name, &field_location, schema)?;
+            let mut ty = self.field_type(name, field_name, &field_location, schema)?;
+            let sensitive = SENSITIVE_FIELDS.contains(&field_location.as_str());
+            if sensitive {
+                ty = quote!(crate::Redacted<#ty>);
+            }
             let required = shape.required.contains(field_name);
             fields.push(struct_field(field_name, schema, &ty, required)?);
-            if !required {
+            if !required && !sensitive {
                 accessors.extend(default_accessor(field_name, schema, &ty)?);
             }
         }

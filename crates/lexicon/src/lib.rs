@@ -8,24 +8,23 @@
 
 pub mod cid;
 pub mod data_model;
-// Until the XRPC lexicons use unions and a closed enum exists, parts of the macros are unused.
-#[allow(unused_macros, unused_imports)]
 #[rustfmt::skip]
 mod generated;
-#[allow(dead_code, unused_macros, unused_imports)]
 mod macros;
 pub mod problem;
 mod record;
+mod redacted;
 pub mod schema;
 pub mod syntax;
-#[allow(dead_code)]
 mod union;
 pub mod validate;
 pub mod xrpc;
 
-pub use generated::computer;
+pub use generated::{com, computer};
+pub use macros::UnknownValue;
 pub use problem::Problem;
 pub use record::{Record, RecordError};
+pub use redacted::Redacted;
 
 pub use cid::{dag_cbor_bytes, record_cid};
 pub use computer::socialweb::ephemeral_infra::EphemeralInfra;

@@ -3,11 +3,73 @@
 /// `(NSID, lexicon JSON)`, sorted by NSID.
 pub(crate) const LEXICONS: &[(&str, &str)] = &[
     (
+        "com.publicdomainrelay.temp.cluster.controlPlaneDown",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/controlPlaneDown.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.controlPlaneUp",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/controlPlaneUp.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.createCluster",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/createCluster.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.defs",
+        include_str!("../../../../lexicons/com/publicdomainrelay/temp/cluster/defs.json"),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.deleteCluster",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/deleteCluster.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.getKubeconfig",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/getKubeconfig.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.listClusters",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/listClusters.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.revokeIdentity",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/revokeIdentity.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.cluster.subscribeClusters",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/cluster/subscribeClusters.json"
+        ),
+    ),
+    (
         "computer.socialweb.ephemeralInfra",
         include_str!("../../../../lexicons/computer/socialweb/ephemeralInfra.json"),
     ),
     (
         "computer.socialweb.infra",
         include_str!("../../../../lexicons/computer/socialweb/infra.json"),
+    ),
+    (
+        "computer.socialweb.k8s.getJob",
+        include_str!("../../../../lexicons/computer/socialweb/k8s/getJob.json"),
+    ),
+    (
+        "computer.socialweb.k8s.kubectlApplyServerSide",
+        include_str!(
+            "../../../../lexicons/computer/socialweb/k8s/kubectlApplyServerSide.json"
+        ),
     ),
 ];

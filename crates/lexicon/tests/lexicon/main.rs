@@ -5,3 +5,4 @@ mod drift;
 mod records;
 mod syntax;
 mod validation;
+mod xrpc;

@@ -159,7 +159,8 @@ fn find_undescribed(value: &Value, path: String, missing: &mut Vec<String>) {
             let exempt = path.ends_with("/record")
                 || path.ends_with("/schema")
                 || path.ends_with("/parameters");
-            if object.contains_key("type") && !object.contains_key("description") && !exempt {
+            let is_schema = object.get("type").is_some_and(Value::is_string);
+            if is_schema && !object.contains_key("description") && !exempt {
                 missing.push(path.clone());
             }
             for (key, member) in object {

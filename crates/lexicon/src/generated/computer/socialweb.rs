@@ -2,3 +2,4 @@
 //! The `computer.socialweb` namespace.
 pub mod ephemeral_infra;
 pub mod infra;
+pub mod k8s;

@@ -630,7 +630,7 @@ impl Emitter<'_> {
         let docs = errors
             .iter()
             .map(|error| {
-                let text = error.description.as_deref().unwrap_or("(no description)");
+                let text = doc_escape(error.description.as_deref().unwrap_or("(no description)"));
                 format!(" `{}`: {text}", error.name)
             })
             .collect();
@@ -689,11 +689,16 @@ fn unsupported(location: &str, what: &str) -> LexgenError {
     }
 }
 
+/// Lexicon prose as rustdoc Markdown: `<` would open an HTML tag, so it is escaped.
+pub fn doc_escape(text: &str) -> String {
+    text.replace('<', "\\<")
+}
+
 /// `#[doc]` attributes, one a line: the description, then where it comes from.
 fn doc_text(description: Option<&str>, location: &str) -> TokenStream {
     let source = format!(" Lexicon: `{location}`.");
     let lines: Vec<String> = match description {
-        Some(text) => vec![format!(" {text}"), String::new(), source],
+        Some(text) => vec![format!(" {}", doc_escape(text)), String::new(), source],
         None => vec![source],
     };
     quote!(#(#[doc = #lines])*)
@@ -752,7 +757,7 @@ fn struct_field(
 fn field_doc(schema: &FieldSchema) -> String {
     let mut doc = format!(
         " {}",
-        schema_description(schema).unwrap_or("(no description)")
+        doc_escape(schema_description(schema).unwrap_or("(no description)"))
     );
     if let FieldSchema::String(StringSchema {
         format: Some(format),

@@ -100,7 +100,7 @@ fn lexicon_doc(catalog: &Catalog, nsid: &str) -> String {
         .get(nsid)
         .and_then(|lexicon| lexicon.doc.description.as_deref())
         .unwrap_or("(no description)");
-    format!(" `{nsid}`: {description}")
+    format!(" `{nsid}`: {}", crate::emit::doc_escape(description))
 }
 
 fn child_declarations(node: &Node) -> Result<TokenStream, LexgenError> {

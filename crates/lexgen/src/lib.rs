@@ -129,7 +129,14 @@ pub fn workspace_paths() -> (PathBuf, PathBuf) {
 
 /// Reads every lexicon below `lexicon_dir` and generates the files.
 pub fn generate(lexicon_dir: &Path) -> Result<Vec<GeneratedFile>, LexgenError> {
-    layout::files(&load_dir(lexicon_dir)?)
+    generate_from(&load_dir(lexicon_dir)?)
+}
+
+/// Generates the files of already loaded lexicons (by NSID). Pure: no file system access.
+pub fn generate_from(
+    lexicons: &std::collections::BTreeMap<String, LoadedLexicon>,
+) -> Result<Vec<GeneratedFile>, LexgenError> {
+    layout::files(lexicons)
 }
 
 /// Writes `files` below `out_dir` and removes `.rs` files there that are no longer generated.

@@ -1,10 +1,17 @@
 //! Record and XRPC types for the NSIDs swdesk reads and writes, generated from the lexicon JSON
-//! in `lexicons/` (by `swdesk-lexgen`; the drift test fails when they are stale), with the shared
-//! [`Problem`] type. No I/O: everything here works on values in memory.
+//! in `lexicons/` by `swdesk-lexgen` (a drift test fails when they are stale), with lexicon
+//! validation, identifier syntax and local record CIDs. No I/O: everything works on values in
+//! memory; the lexicon JSON is embedded at compile time.
 //!
-//! Map: [`computer`] and [`com`] hold the generated modules, one per NSID
-//! (`computer::socialweb::infra::{Infra, Contract, ...}`); [`Record`] converts a record type to and
-//! from its stored JSON; [`xrpc`] ties methods to their types; [`schema`] is the lexicon format.
+//! Map:
+//! - [`computer`], [`com`]: the generated modules, one per NSID
+//!   (`computer::socialweb::infra::{Infra, Contract, ...}`, `com::publicdomainrelay::temp::cluster::*`);
+//!   [`Record`] converts a record type to and from its stored JSON (with `$type`); [`xrpc`] ties
+//!   each method to its types; [`Redacted`] hides credentials from `Debug`.
+//! - [`validate`]: checks values against the lexicons, reporting every [`Problem`] at once.
+//! - [`syntax`]: DIDs, handles, NSIDs, at-uris ([`syntax::AtUri`]), record keys, TIDs, datetimes, ...
+//! - [`cid`], [`data_model`]: the JSON data model, canonical DAG-CBOR and record CIDs.
+//! - [`schema`]: the lexicon document format itself.
 
 pub mod cid;
 pub mod data_model;

@@ -151,7 +151,7 @@ fn catalog_json(nsid: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("lexicon file")).expect("json")
 }
 
-/// Pointers of every schema object (one with a `type`) without a `description`, outside bodies
+/// Pointers of every schema object (one with a `type`) and every declared error without a `description`, outside bodies
 /// (whose description sits beside `schema`) and defs' record objects (described by the record).
 fn find_undescribed(value: &Value, path: String, missing: &mut Vec<String>) {
     match value {
@@ -160,7 +160,8 @@ fn find_undescribed(value: &Value, path: String, missing: &mut Vec<String>) {
                 || path.ends_with("/schema")
                 || path.ends_with("/parameters");
             let is_schema = object.get("type").is_some_and(Value::is_string);
-            if is_schema && !object.contains_key("description") && !exempt {
+            let is_error = path.contains("/errors/");
+            if (is_schema || is_error) && !object.contains_key("description") && !exempt {
                 missing.push(path.clone());
             }
             for (key, member) in object {

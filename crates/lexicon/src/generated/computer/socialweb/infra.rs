@@ -2,7 +2,7 @@
 //! `computer.socialweb.infra`: A deployment on the socialweb.computer network, as published in its owner's repo, and (at rkey 'self') the account's index of deployments of both collections. Records are never deleted: an ended deployment keeps its record with status.phase 'ended'.
 /// The NSID `computer.socialweb.infra`.
 pub const NSID: &str = "computer.socialweb.infra";
-/// A deployment (Infra). The rkey is the object name or one of its successors (name, name-<8 hex of uid>, name-<8 hex of uid>-<n> for n in 2..64); the rkey 'self' is reserved for the index and holds only 'index' and 'createdAt'.
+/// A deployment (Infra). The rkey is the object name or one of its successors (name, name-\<8 hex of uid>, name-\<8 hex of uid>-\<n> for n in 2..64); the rkey 'self' is reserved for the index and holds only 'index' and 'createdAt'.
 ///
 /// Lexicon: `computer.socialweb.infra#main`.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -386,7 +386,7 @@ pub struct Index {
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
-/// Which kind of device wrote the deployment and runs its contracts: 'desktop' (this app), 'core' (CLI, gateway and bidder cores), 'embedded' (the iOS library), 'cli', 'ios', or a prefixed label such as 'page:<origin>' or 'gateway:<host>'. Trimmed to 64 characters.
+/// Which kind of device wrote the deployment and runs its contracts: 'desktop' (this app), 'core' (CLI, gateway and bidder cores), 'embedded' (the iOS library), 'cli', 'ios', or a prefixed label such as 'page:\<origin>' or 'gateway:\<host>'. Trimmed to 64 characters.
 ///
 /// Lexicon: `computer.socialweb.infra#indexEntry.writer`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -426,7 +426,7 @@ pub struct IndexEntry {
     pub expires_at: Option<String>,
     /// When the entry was added or last refreshed. Format: `datetime`.
     pub added_at: String,
-    /// Which kind of device wrote the deployment and runs its contracts: 'desktop' (this app), 'core' (CLI, gateway and bidder cores), 'embedded' (the iOS library), 'cli', 'ios', or a prefixed label such as 'page:<origin>' or 'gateway:<host>'. Trimmed to 64 characters.
+    /// Which kind of device wrote the deployment and runs its contracts: 'desktop' (this app), 'core' (CLI, gateway and bidder cores), 'embedded' (the iOS library), 'cli', 'ios', or a prefixed label such as 'page:\<origin>' or 'gateway:\<host>'. Trimmed to 64 characters.
     pub writer: IndexEntryWriter,
     /// Fields this version does not know: kept, so a read-modify-write loses nothing.
     #[serde(flatten)]

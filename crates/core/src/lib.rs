@@ -6,7 +6,9 @@
 pub mod aturi;
 pub mod compute;
 pub mod declaration;
+pub mod index;
 pub mod infra;
+pub mod lifecycle;
 pub mod name;
 mod newtype;
 pub mod object;

@@ -1,0 +1,475 @@
+//! The contract lifecycle (SPEC §3) and the end of a deployment (seed 002 "ephemeralInfra",
+//! "Never Deleted").
+//!
+//! [`contract_action`] turns a declared contract (its `state`, its `releaseRequestedAt`) and
+//! the ComputeContract that exists for it, if any, into one [`ContractAction`]. When the
+//! object ends (deleted, or an EphemeralInfra reaching its end) every contract counts as
+//! `released`, asked at the end time unless it names a time itself. The first matching row
+//! wins:
+//!
+//! | desired | ComputeContract | action |
+//! |---|---|---|
+//! | any | none, state `requested` | `Create` |
+//! | any | none | `Nothing` |
+//! | `staged` | finished (`Released`, or `Failed` without a receipt) | `Delete` |
+//! | `staged` | holds a guest or runs, release not set | `Release` (a guest is never dropped) |
+//! | `staged` | release already set | `Nothing` (wait for it to finish) |
+//! | `requested` | exists | `Nothing` (it runs; a finished one stays finished) |
+//! | `released` | `Released` | `Nothing` |
+//! | `released` | release not set (any other phase, `Failed` included) | `Release` |
+//! | `released` | declared `releaseRequestedAt` newer than the contract's own | `Release` (again) |
+//! | `released` | otherwise | `Nothing` |
+//!
+//! A contract whose `state` this version does not know is never acted on (validation refuses
+//! it). The end: an Infra ends only when deleted (`deleted`); an EphemeralInfra's
+//! `expiresAt = createdAt + ttlSeconds`, and its end reason is, in this order, `deadline`
+//! (`now >= expiresAt`), `complete` (`endWhen: complete` and every contract, at least one,
+//! is `released`), `deleted`. An end reason, once recorded, never changes. The final write
+//! waits until no ComputeContract holds a guest ([`may_write_final`]).
+
+use std::time::Duration;
+
+use crate::compute::{ComputeContractSpec, ComputeContractStatus, ComputePhase};
+use crate::infra::{Contract, ContractState, ContractStatus, EndReason, EndWhen};
+use crate::rollup::ContractPhase;
+use crate::timestamp::Timestamp;
+
+/// What to do about one contract's ComputeContract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContractAction {
+    /// Leave it as it is.
+    Nothing,
+    /// Create the ComputeContract; it runs the request-for-proposals flow.
+    Create,
+    /// Set its `release` and `releaseRequestedAt` to this time (none: the first release).
+    Release {
+        /// When the release was asked for.
+        requested_at: Option<Timestamp>,
+    },
+    /// Delete the finished ComputeContract.
+    Delete,
+}
+
+/// The ComputeContract that exists for a contract: its spec and status.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Existing<'a> {
+    /// Its spec (`release`, `releaseRequestedAt`).
+    pub spec: &'a ComputeContractSpec,
+    /// Its status.
+    pub status: &'a ComputeContractStatus,
+}
+
+/// The state a contract is driven to, after the object's end is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Desired {
+    Staged,
+    Requested,
+    Released(Option<Timestamp>),
+}
+
+fn desired(contract: &Contract, ended_at: Option<Timestamp>) -> Option<Desired> {
+    let asked = contract
+        .release_requested_at
+        .as_deref()
+        .and_then(|at| at.parse().ok());
+    if let Some(end) = ended_at {
+        return Some(Desired::Released(asked.or(Some(end))));
+    }
+    match contract.state {
+        ContractState::Staged => Some(Desired::Staged),
+        ContractState::Requested => Some(Desired::Requested),
+        ContractState::Released => Some(Desired::Released(asked)),
+        ContractState::Other(_) => None,
+    }
+}
+
+/// The one action for `contract`; `ended_at` is set once the object has reached its end.
+pub fn contract_action(
+    contract: &Contract,
+    existing: Option<Existing<'_>>,
+    ended_at: Option<Timestamp>,
+) -> ContractAction {
+    let Some(desired) = desired(contract, ended_at) else {
+        return ContractAction::Nothing;
+    };
+    match (desired, existing) {
+        (Desired::Requested, None) => ContractAction::Create,
+        (_, None) | (Desired::Requested, Some(_)) => ContractAction::Nothing,
+        (Desired::Staged, Some(existing)) => staged_action(existing),
+        (Desired::Released(asked), Some(existing)) => released_action(asked, existing),
+    }
+}
+
+fn staged_action(existing: Existing<'_>) -> ContractAction {
+    if existing.status.is_finished() && !existing.status.holds_guest() {
+        ContractAction::Delete
+    } else if existing.spec.release {
+        ContractAction::Nothing
+    } else {
+        ContractAction::Release { requested_at: None }
+    }
+}
+
+fn released_action(asked: Option<Timestamp>, existing: Existing<'_>) -> ContractAction {
+    let own = existing.spec.release_requested_at;
+    let newer = asked.is_some_and(|asked| own.is_none_or(|own| asked > own));
+    if existing.status.phase == ComputePhase::Released {
+        ContractAction::Nothing
+    } else if !existing.spec.release || newer {
+        ContractAction::Release {
+            requested_at: asked,
+        }
+    } else {
+        ContractAction::Nothing
+    }
+}
+
+/// The phase shown for `contract`: its ComputeContract's, or from its state when none exists
+/// (`requested` without one yet is `requesting`: about to be created).
+pub fn contract_phase(
+    contract: &Contract,
+    existing: Option<&ComputeContractStatus>,
+) -> ContractPhase {
+    match (existing, &contract.state) {
+        (Some(status), _) => status.phase.contract_phase(),
+        (None, ContractState::Requested) => ContractPhase::Requesting,
+        (None, ContractState::Released) => ContractPhase::Released,
+        (None, ContractState::Staged | ContractState::Other(_)) => ContractPhase::Staged,
+    }
+}
+
+/// The status entry of `contract`: phase, winner, receipt, and a message that says what a
+/// waiting contract waits for when the runner gave none.
+pub fn contract_status(
+    contract: &Contract,
+    existing: Option<&ComputeContractStatus>,
+) -> ContractStatus {
+    let waiting = existing
+        .and_then(ComputeContractStatus::waiting_for)
+        .map(|w| w.to_string());
+    ContractStatus {
+        name: contract.name.clone(),
+        phase: contract_phase(contract, existing),
+        winner: existing.and_then(|status| status.winner.clone()),
+        receipt: existing.and_then(|status| status.receipt.as_ref().map(|r| r.uri.clone())),
+        message: existing
+            .and_then(|status| status.message.clone())
+            .or(waiting),
+    }
+}
+
+/// `createdAt + ttlSeconds`.
+pub fn expires_at(created_at: Timestamp, ttl_seconds: u64) -> Timestamp {
+    created_at.saturating_add(Duration::from_secs(ttl_seconds))
+}
+
+/// What the end of an EphemeralInfra depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EphemeralFacts<'a> {
+    /// `spec.endWhen`.
+    pub end_when: EndWhen,
+    /// `status.expiresAt`.
+    pub expires_at: Timestamp,
+    /// The contracts' phases.
+    pub contracts: &'a [ContractPhase],
+    /// Whether a deletion was asked for.
+    pub deleting: bool,
+    /// The end reason already recorded, if any.
+    pub recorded: Option<EndReason>,
+}
+
+/// Why an EphemeralInfra ends at `now`, or `None` while it lives; see the module docs.
+pub fn ephemeral_end(facts: &EphemeralFacts<'_>, now: Timestamp) -> Option<EndReason> {
+    let complete = facts.end_when == EndWhen::Complete
+        && !facts.contracts.is_empty()
+        && facts
+            .contracts
+            .iter()
+            .all(|phase| *phase == ContractPhase::Released);
+    facts.recorded.or_else(|| {
+        [
+            (now >= facts.expires_at, EndReason::Deadline),
+            (complete, EndReason::Complete),
+            (facts.deleting, EndReason::Deleted),
+        ]
+        .into_iter()
+        .find_map(|(holds, reason)| holds.then_some(reason))
+    })
+}
+
+/// Why an Infra ends: only its deletion does.
+pub fn infra_end(deleting: bool, recorded: Option<EndReason>) -> Option<EndReason> {
+    recorded.or(deleting.then_some(EndReason::Deleted))
+}
+
+/// Whether the final write may happen: no ComputeContract holds a guest or still runs.
+pub fn may_write_final<'a>(contracts: impl IntoIterator<Item = &'a ComputeContractStatus>) -> bool {
+    contracts
+        .into_iter()
+        .all(|status| status.is_finished() && !status.holds_guest())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::{DeploymentRef, StrongRef};
+    use crate::infra::DeploymentKind;
+    use crate::name::Name;
+    use ContractAction::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_millis(seconds * 1000).unwrap()
+    }
+
+    fn contract(state: &str, asked: Option<i64>) -> Contract {
+        Contract {
+            name: "web".into(),
+            state: ContractState::from(state),
+            release_requested_at: asked.map(|s| at(s).to_rfc3339()),
+            ..Default::default()
+        }
+    }
+
+    fn spec(release: bool, own: Option<i64>) -> ComputeContractSpec {
+        ComputeContractSpec {
+            deployment: DeploymentRef {
+                kind: DeploymentKind::Infra,
+                name: Name::parse("site").unwrap(),
+            },
+            contract: Name::parse("web").unwrap(),
+            fields: contract("requested", None),
+            secrets: vec![],
+            release,
+            release_requested_at: own.map(at),
+        }
+    }
+
+    fn status(phase: ComputePhase, receipt: bool) -> ComputeContractStatus {
+        let receipt = receipt.then(|| StrongRef {
+            uri: "at://did:plc:b/x.y.receipt/1".into(),
+            cid: "bafy".into(),
+        });
+        ComputeContractStatus {
+            phase,
+            receipt,
+            ..Default::default()
+        }
+    }
+
+    fn act(
+        declared: &Contract,
+        cc: Option<(&ComputeContractSpec, &ComputeContractStatus)>,
+        end: Option<i64>,
+    ) -> ContractAction {
+        let existing = cc.map(|(spec, status)| Existing { spec, status });
+        contract_action(declared, existing, end.map(at))
+    }
+
+    /// A ComputeContract in a table row: `release`, its own `releaseRequestedAt`, phase,
+    /// whether it has a receipt.
+    type Cc = (bool, Option<i64>, ComputePhase, bool);
+
+    #[test]
+    fn the_lifecycle_table_holds_row_by_row() {
+        use ComputePhase::*;
+        #[rustfmt::skip]
+        let rows: &[(&str, Option<i64>, Option<Cc>, ContractAction)] = &[
+            // (state, declared releaseRequestedAt, (release, own time, phase, receipt)) => action
+            ("requested", None,      None,                                  Create),
+            ("staged",    None,      None,                                  Nothing),
+            ("released",  Some(10),  None,                                  Nothing),
+            ("staged",    None,      Some((false, None, Released, true)),   Delete),
+            ("staged",    None,      Some((false, None, Failed, false)),    Delete),
+            ("staged",    None,      Some((false, None, Failed, true)),     Release { requested_at: None }),
+            ("staged",    None,      Some((false, None, Deployed, true)),   Release { requested_at: None }),
+            ("staged",    None,      Some((false, None, Requesting, false)), Release { requested_at: None }),
+            ("staged",    None,      Some((true, None, Releasing, true)),   Nothing),
+            ("requested", None,      Some((false, None, Deployed, true)),   Nothing),
+            ("requested", None,      Some((false, None, Failed, false)),    Nothing),
+            ("released",  None,      Some((true, None, Released, false)),   Nothing),
+            ("released",  Some(20),  Some((true, Some(10), Released, true)), Nothing),
+            ("released",  None,      Some((false, None, Deployed, true)),   Release { requested_at: None }),
+            ("released",  Some(10),  Some((false, None, Failed, false)),    Release { requested_at: Some(at(10)) }),
+            ("released",  Some(20),  Some((true, Some(10), Failed, true)),  Release { requested_at: Some(at(20)) }),
+            ("released",  Some(20),  Some((true, Some(10), Releasing, true)), Release { requested_at: Some(at(20)) }),
+            ("released",  Some(10),  Some((true, Some(10), Failed, true)),  Nothing),
+            ("released",  Some(5),   Some((true, Some(10), Failed, true)),  Nothing),
+            ("released",  None,      Some((true, Some(10), Releasing, true)), Nothing),
+            ("released",  Some(20),  Some((true, None, Releasing, true)),   Release { requested_at: Some(at(20)) }),
+            ("paused",    None,      None,                                  Nothing),
+            ("paused",    None,      Some((false, None, Deployed, true)),   Nothing),
+        ];
+        for &(state, asked, cc, expected) in rows {
+            let declared = contract(state, asked);
+            let cc = cc
+                .map(|(release, own, phase, receipt)| (spec(release, own), status(phase, receipt)));
+            let got = act(&declared, cc.as_ref().map(|(s, t)| (s, t)), None);
+            assert_eq!(got, expected, "{state} {asked:?} {cc:?}");
+        }
+    }
+
+    #[test]
+    fn the_end_of_the_object_forces_every_contract_to_released() {
+        let running = (spec(false, None), status(ComputePhase::Deployed, true));
+        for state in ["staged", "requested", "released", "paused"] {
+            let got = act(
+                &contract(state, None),
+                Some((&running.0, &running.1)),
+                Some(100),
+            );
+            assert_eq!(
+                got,
+                Release {
+                    requested_at: Some(at(100))
+                },
+                "{state}"
+            );
+        }
+    }
+
+    #[test]
+    fn at_the_end_a_contract_not_yet_created_is_never_created() {
+        assert_eq!(act(&contract("requested", None), None, Some(100)), Nothing);
+    }
+
+    #[test]
+    fn at_the_end_a_declared_release_time_is_kept() {
+        let running = (spec(false, None), status(ComputePhase::Deployed, true));
+        let got = act(
+            &contract("released", Some(50)),
+            Some((&running.0, &running.1)),
+            Some(100),
+        );
+        assert_eq!(
+            got,
+            Release {
+                requested_at: Some(at(50))
+            }
+        );
+    }
+
+    #[test]
+    fn a_requested_contract_without_a_compute_contract_shows_as_requesting() {
+        assert_eq!(
+            contract_phase(&contract("requested", None), None),
+            ContractPhase::Requesting
+        );
+        assert_eq!(
+            contract_phase(&contract("released", None), None),
+            ContractPhase::Released
+        );
+        assert_eq!(
+            contract_phase(&contract("staged", None), None),
+            ContractPhase::Staged
+        );
+        let failed = status(ComputePhase::Failed, false);
+        assert_eq!(
+            contract_phase(&contract("requested", None), Some(&failed)),
+            ContractPhase::Failed
+        );
+    }
+
+    #[test]
+    fn a_waiting_contract_says_what_it_waits_for_in_its_status() {
+        let waiting = contract_status(
+            &contract("requested", None),
+            Some(&ComputeContractStatus::default()),
+        );
+        assert_eq!(waiting.phase, ContractPhase::Requesting);
+        assert_eq!(waiting.message.as_deref(), Some("waiting for bids"));
+        let failed = ComputeContractStatus {
+            message: Some("no bids in 60 s".into()),
+            ..status(ComputePhase::Failed, false)
+        };
+        assert_eq!(
+            contract_status(&contract("requested", None), Some(&failed))
+                .message
+                .as_deref(),
+            Some("no bids in 60 s")
+        );
+    }
+
+    #[test]
+    fn expiry_is_creation_plus_ttl() {
+        assert_eq!(expires_at(at(1000), 3600), at(4600));
+    }
+
+    fn facts(end_when: EndWhen, contracts: &[ContractPhase], deleting: bool) -> EphemeralFacts<'_> {
+        EphemeralFacts {
+            end_when,
+            expires_at: at(100),
+            contracts,
+            deleting,
+            recorded: None,
+        }
+    }
+
+    #[test]
+    fn an_ephemeral_deployment_ends_at_its_deadline_first() {
+        let released = [ContractPhase::Released];
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Complete, &released, true), at(100)),
+            Some(EndReason::Deadline)
+        );
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Deadline, &[], false), at(99)),
+            None
+        );
+    }
+
+    #[test]
+    fn complete_ends_when_every_contract_is_released_and_deadline_waits() {
+        let released = [ContractPhase::Released, ContractPhase::Released];
+        let mixed = [ContractPhase::Released, ContractPhase::Failed];
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Complete, &released, false), at(50)),
+            Some(EndReason::Complete)
+        );
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Deadline, &released, false), at(50)),
+            None
+        );
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Complete, &mixed, false), at(50)),
+            None
+        );
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Complete, &[], false), at(50)),
+            None
+        );
+    }
+
+    #[test]
+    fn deleting_a_living_ephemeral_deployment_ends_it_as_deleted() {
+        assert_eq!(
+            ephemeral_end(&facts(EndWhen::Deadline, &[], true), at(50)),
+            Some(EndReason::Deleted)
+        );
+    }
+
+    #[test]
+    fn a_recorded_end_reason_never_changes() {
+        let recorded = EphemeralFacts {
+            recorded: Some(EndReason::Complete),
+            ..facts(EndWhen::Complete, &[], true)
+        };
+        assert_eq!(ephemeral_end(&recorded, at(500)), Some(EndReason::Complete));
+        assert_eq!(
+            infra_end(true, Some(EndReason::Deleted)),
+            Some(EndReason::Deleted)
+        );
+        assert_eq!(infra_end(false, None), None);
+    }
+
+    #[test]
+    fn the_final_write_waits_while_a_guest_may_exist() {
+        let released = status(ComputePhase::Released, true);
+        let failed_early = status(ComputePhase::Failed, false);
+        let failed_with_guest = status(ComputePhase::Failed, true);
+        let requesting = status(ComputePhase::Requesting, false);
+        assert!(may_write_final([&released, &failed_early]));
+        assert!(!may_write_final([&released, &failed_with_guest]));
+        assert!(!may_write_final([&requesting]));
+        assert!(may_write_final([]));
+    }
+}

@@ -26,12 +26,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use swdesk_lexicon::computer::socialweb::infra::{
-    DeploymentCollection, EndReason as RecordEndReason, Index, IndexEnded, IndexEntry,
-    IndexEntryWriter,
+    DeploymentCollection, Index, IndexEnded, IndexEntry, IndexEntryWriter,
 };
 use thiserror::Error;
 
 use crate::infra::{DeploymentKind, EndReason};
+use crate::publish::record_end_reason;
 use crate::rkey::Rkey;
 use crate::timestamp::Timestamp;
 
@@ -318,14 +318,6 @@ fn push_ended(
     lists.ended.truncate(MAX_ENDED);
 }
 
-fn record_end_reason(reason: EndReason) -> RecordEndReason {
-    match reason {
-        EndReason::Deleted => RecordEndReason::Deleted,
-        EndReason::Complete => RecordEndReason::Complete,
-        EndReason::Deadline => RecordEndReason::Deadline,
-    }
-}
-
 /// Tidies the index: drops entries whose records have been gone for [`GONE_AFTER`].
 pub fn prune(index: &mut Index, absences: &Absences, now: Timestamp) -> IndexChange {
     apply(index, absences, now, |_| Ok(())).unwrap_or(IndexChange::Unchanged)
@@ -540,7 +532,10 @@ mod tests {
         let ended = &index.recent_ended.as_ref().unwrap()[0];
         assert_eq!(
             (ended.rkey.as_str(), &ended.end_reason),
-            ("d0", &RecordEndReason::Deadline)
+            (
+                "d0",
+                &swdesk_lexicon::computer::socialweb::infra::EndReason::Deadline
+            )
         );
         assert_eq!(ended.ended_at, at(500).to_rfc3339());
     }

@@ -1,7 +1,19 @@
-//! The domain of swdesk's embedded core controller, with no I/O: declaration validation and
-//! hashing, the sync decision, rkeys, the index at `self`, the contract lifecycle and the phase
-//! rollup. Every rule here is a pure function the controller calls; time comes in as a
-//! [`timestamp::Timestamp`] parameter, never from a clock.
+//! The domain of swdesk's embedded core controller, with no I/O, no async and no clock: every
+//! rule is a pure function the controller calls, and time comes in as a
+//! [`timestamp::Timestamp`] parameter (`now`).
+//!
+//! Map:
+//! - objects: [`object`] (metadata, uids, the generic `Object`), [`infra`] (Infra and
+//!   EphemeralInfra specs and statuses), [`compute`] (ComputeContract, what a contract waits
+//!   for), [`record`] (AtprotoRecord), [`secret`] (references only; values redacted);
+//! - names and keys: [`name`] (DNS-1123 labels), [`rkey`] (record keys and their succession),
+//!   [`aturi`] (record URIs);
+//! - declarations: [`declaration`] (validation, every problem at once, and the declaration
+//!   hash), [`publish`] (object to record, record onto spec);
+//! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
+//!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
+//!   [`progress`] (when a record may be written);
+//! - [`timestamp`]: time values and the `Clock` port.
 
 pub mod aturi;
 pub mod compute;
@@ -13,6 +25,7 @@ pub mod name;
 mod newtype;
 pub mod object;
 pub mod progress;
+pub mod publish;
 pub mod record;
 pub mod rkey;
 pub mod rollup;

@@ -1,0 +1,270 @@
+//! Between objects and records: the record an object publishes (its declaration and its
+//! observed status, SPEC §2 "Status in the record"), and a pulled record applied onto a spec.
+//!
+//! Invariants: a published record carries only the declaration (`description`, `contracts`),
+//! the lifetime of an EphemeralInfra, `createdAt` and the status; local-only fields
+//! (`secrets`, `clusterRef`, `nodes`) and the binding never reach it. Fields of the previous
+//! record this version does not know are kept (read-modify-write loses nothing). A pull
+//! changes only the declaration of a spec, never its binding or local-only fields.
+
+use swdesk_lexicon::computer::socialweb::ephemeral_infra::EphemeralInfraEndWhen;
+use swdesk_lexicon::computer::socialweb::infra::{
+    ContractStatus as RecordContractStatus, ContractStatusPhase, EndReason as RecordEndReason,
+    Status, StatusPhase,
+};
+use swdesk_lexicon::{EphemeralInfra, Infra};
+
+use crate::declaration::Declaration;
+use crate::infra::{
+    ContractStatus, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec,
+    InfraStatus,
+};
+use crate::rollup::{ContractPhase, ObjectPhase};
+use crate::timestamp::Timestamp;
+
+/// The Infra record for `spec` and `status`, keeping unknown fields of `previous`.
+pub fn infra_record(
+    spec: &InfraSpec,
+    status: &InfraStatus,
+    created_at: Timestamp,
+    previous: Option<&Infra>,
+) -> Infra {
+    Infra {
+        description: spec.description.clone(),
+        contracts: Some(spec.contracts.clone()),
+        status: Some(record_status(status, None)),
+        index: None,
+        created_at: created_at.to_rfc3339(),
+        extra: previous
+            .map(|record| record.extra.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// The EphemeralInfra record for `spec` and `status`, keeping unknown fields of `previous`.
+pub fn ephemeral_record(
+    spec: &EphemeralInfraSpec,
+    status: &EphemeralInfraStatus,
+    created_at: Timestamp,
+    previous: Option<&EphemeralInfra>,
+) -> EphemeralInfra {
+    EphemeralInfra {
+        description: spec.infra.description.clone(),
+        contracts: Some(spec.infra.contracts.clone()),
+        ttl_seconds: i64::try_from(spec.ttl_seconds).unwrap_or(i64::MAX),
+        end_when: Some(record_end_when(spec.end_when)),
+        status: Some(record_status(&status.infra, status.expires_at)),
+        created_at: created_at.to_rfc3339(),
+        extra: previous
+            .map(|record| record.extra.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// `spec` with the declaration of a pulled record; binding and local-only fields untouched.
+pub fn pull(spec: &InfraSpec, declaration: Declaration<'_>) -> InfraSpec {
+    InfraSpec {
+        description: declaration.description.map(str::to_owned),
+        contracts: declaration.contracts.to_vec(),
+        ..spec.clone()
+    }
+}
+
+/// The record's `#status` for an object status.
+pub fn record_status(status: &InfraStatus, expires_at: Option<Timestamp>) -> Status {
+    Status {
+        phase: Some(record_phase(status.phase)),
+        contracts: Some(
+            status
+                .contracts
+                .iter()
+                .map(record_contract_status)
+                .collect(),
+        ),
+        expires_at: expires_at.map(Timestamp::to_rfc3339),
+        ended_at: status.ended_at.map(Timestamp::to_rfc3339),
+        end_reason: status.end_reason.map(record_end_reason),
+        extra: serde_json::Map::new(),
+    }
+}
+
+fn record_contract_status(status: &ContractStatus) -> RecordContractStatus {
+    RecordContractStatus {
+        name: status.name.clone(),
+        phase: Some(record_contract_phase(status.phase)),
+        winner: status.winner.clone(),
+        receipt: status.receipt.clone(),
+        message: status.message.clone(),
+        extra: serde_json::Map::new(),
+    }
+}
+
+fn record_phase(phase: ObjectPhase) -> StatusPhase {
+    match phase {
+        ObjectPhase::Pending => StatusPhase::Pending,
+        ObjectPhase::Staged => StatusPhase::Staged,
+        ObjectPhase::Deploying => StatusPhase::Deploying,
+        ObjectPhase::Deployed => StatusPhase::Deployed,
+        ObjectPhase::Releasing => StatusPhase::Releasing,
+        ObjectPhase::Released => StatusPhase::Released,
+        ObjectPhase::Degraded => StatusPhase::Degraded,
+        ObjectPhase::Ending => StatusPhase::Ending,
+        ObjectPhase::Deleting => StatusPhase::Deleting,
+        ObjectPhase::Ended => StatusPhase::Ended,
+    }
+}
+
+fn record_contract_phase(phase: ContractPhase) -> ContractStatusPhase {
+    match phase {
+        ContractPhase::Staged => ContractStatusPhase::Staged,
+        ContractPhase::Requesting => ContractStatusPhase::Requesting,
+        ContractPhase::Deployed => ContractStatusPhase::Deployed,
+        ContractPhase::Releasing => ContractStatusPhase::Releasing,
+        ContractPhase::Released => ContractStatusPhase::Released,
+        ContractPhase::Failed => ContractStatusPhase::Failed,
+    }
+}
+
+/// The record's `#endReason` for an end reason.
+pub fn record_end_reason(reason: EndReason) -> RecordEndReason {
+    match reason {
+        EndReason::Deleted => RecordEndReason::Deleted,
+        EndReason::Complete => RecordEndReason::Complete,
+        EndReason::Deadline => RecordEndReason::Deadline,
+    }
+}
+
+fn record_end_when(end_when: EndWhen) -> EphemeralInfraEndWhen {
+    match end_when {
+        EndWhen::Complete => EphemeralInfraEndWhen::Complete,
+        EndWhen::Deadline => EphemeralInfraEndWhen::Deadline,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::declaration::record_problems;
+    use crate::infra::DeploymentKind;
+    use crate::secret::SecretRef;
+    use serde_json::json;
+    use swdesk_lexicon::Record;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn spec() -> InfraSpec {
+        serde_json::from_value(json!({
+            "description": "site",
+            "contracts": [{"name": "web", "state": "requested", "gpu": "a100"}],
+            "secrets": [{"name": "token", "keychainEntry": "swdesk/token"}],
+            "clusterRef": {"gateway": "did:web:k8s.socialweb.computer", "name": "tenant-1"}
+        }))
+        .unwrap()
+    }
+
+    fn status() -> InfraStatus {
+        InfraStatus {
+            phase: ObjectPhase::Deploying,
+            contracts: vec![ContractStatus {
+                name: "web".into(),
+                phase: ContractPhase::Requesting,
+                winner: None,
+                receipt: None,
+                message: Some("waiting for bids".into()),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_published_record_validates_and_carries_no_local_only_field() {
+        let record = infra_record(&spec(), &status(), at("2026-12-02T18:44:00Z"), None);
+        let value = record.to_record_value().unwrap();
+        assert_eq!(record_problems(DeploymentKind::Infra, &value), vec![]);
+        let text = value.to_string();
+        for local in [
+            "secrets",
+            "keychainEntry",
+            "clusterRef",
+            "tenant-1",
+            "nodes",
+        ] {
+            assert!(!text.contains(local), "{local} leaked into {text}");
+        }
+        assert_eq!(value["contracts"][0]["gpu"], "a100");
+        assert_eq!(value["status"]["contracts"][0]["phase"], "requesting");
+    }
+
+    #[test]
+    fn publishing_keeps_the_previous_records_unknown_fields() {
+        let previous: Infra = serde_json::from_value(
+            json!({"createdAt": "2026-12-02T18:44:00.000Z", "pinned": true}),
+        )
+        .unwrap();
+        let record = infra_record(
+            &spec(),
+            &status(),
+            at("2026-12-02T18:44:00Z"),
+            Some(&previous),
+        );
+        assert_eq!(record.extra["pinned"], true);
+    }
+
+    #[test]
+    fn an_ephemeral_record_has_its_lifetime_and_expiry() {
+        let spec = EphemeralInfraSpec {
+            infra: spec(),
+            ttl_seconds: 600,
+            end_when: EndWhen::Deadline,
+        };
+        let status = EphemeralInfraStatus {
+            infra: status(),
+            expires_at: Some(at("2026-12-02T18:54:00Z")),
+        };
+        let record = ephemeral_record(&spec, &status, at("2026-12-02T18:44:00Z"), None);
+        let value = record.to_record_value().unwrap();
+        assert_eq!(
+            record_problems(DeploymentKind::EphemeralInfra, &value),
+            vec![]
+        );
+        assert_eq!(
+            (value["ttlSeconds"].clone(), value["endWhen"].clone()),
+            (json!(600), json!("deadline"))
+        );
+        assert_eq!(value["status"]["expiresAt"], "2026-12-02T18:54:00.000Z");
+    }
+
+    #[test]
+    fn a_pull_replaces_the_declaration_and_keeps_local_fields() {
+        let record: Infra = serde_json::from_value(json!({
+            "createdAt": "2026-12-02T18:44:00.000Z",
+            "description": "edited elsewhere",
+            "contracts": [{"name": "web", "state": "released"}]
+        }))
+        .unwrap();
+        let pulled = pull(&spec(), Declaration::of_record(&record));
+        assert_eq!(pulled.description.as_deref(), Some("edited elsewhere"));
+        assert_eq!(pulled.contracts, record.contracts.unwrap());
+        let token = SecretRef {
+            name: "token".into(),
+            keychain_entry: "swdesk/token".into(),
+            contracts: vec![],
+        };
+        assert_eq!(pulled.secrets, vec![token]);
+        assert_eq!(pulled.cluster_ref, spec().cluster_ref);
+    }
+
+    #[test]
+    fn after_a_pull_the_spec_hashes_like_the_record() {
+        let record: Infra = serde_json::from_value(json!({
+            "createdAt": "2026-12-02T18:44:00.000Z",
+            "contracts": [{"name": "db", "state": "staged"}]
+        }))
+        .unwrap();
+        let pulled = pull(&spec(), Declaration::of_record(&record));
+        let spec_hash = Declaration::of_spec(&pulled).hash().unwrap();
+        assert_eq!(spec_hash, Declaration::of_record(&record).hash().unwrap());
+    }
+}

@@ -12,7 +12,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aturi::AtUri;
 use crate::declaration::DeclarationHash;
 use crate::name::Name;
 use crate::object::{Condition, Kind, Object};
@@ -21,6 +20,7 @@ use crate::rollup::{ContractPhase, ObjectPhase};
 use crate::secret::SecretRef;
 use crate::sync::SyncMode;
 use crate::timestamp::Timestamp;
+use crate::uri::RecordUri;
 
 pub use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};
 
@@ -69,7 +69,7 @@ impl DeploymentKind {
 pub struct RecordBinding {
     /// An existing record to follow instead of the object's own rkey.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uri: Option<AtUri>,
+    pub uri: Option<RecordUri>,
     /// Which way declarations flow.
     #[serde(default)]
     pub sync: SyncMode,
@@ -184,7 +184,7 @@ pub enum EndReason {
 #[serde(rename_all = "camelCase")]
 pub struct BoundRecord {
     /// The record's URI.
-    pub uri: AtUri,
+    pub uri: RecordUri,
     /// The cid last written or read, for the next swap.
     pub cid: String,
     /// The rkey (also the last part of `uri`).

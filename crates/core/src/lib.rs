@@ -7,7 +7,7 @@
 //!   EphemeralInfra specs and statuses), [`compute`] (ComputeContract, what a contract waits
 //!   for), [`record`] (AtprotoRecord), [`secret`] (references only; values redacted);
 //! - names and keys: [`name`] (DNS-1123 labels), [`rkey`] (record keys and their succession),
-//!   [`aturi`] (record URIs);
+//!   [`uri`] (record URIs);
 //! - declarations: [`declaration`] (validation, every problem at once, and the declaration
 //!   hash), [`publish`] (object to record, record onto spec);
 //! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
@@ -15,7 +15,6 @@
 //!   [`progress`] (when a record may be written);
 //! - [`timestamp`]: time values and the `Clock` port.
 
-pub mod aturi;
 pub mod compute;
 pub mod declaration;
 pub mod index;
@@ -32,3 +31,4 @@ pub mod rollup;
 pub mod secret;
 pub mod sync;
 pub mod timestamp;
+pub mod uri;

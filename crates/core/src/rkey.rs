@@ -75,12 +75,9 @@ impl Rkey {
     }
 }
 
+/// The lexicon crate's record-key syntax (the atproto one), in one place.
 fn is_record_key(text: &str) -> bool {
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || b".-_:~".contains(&b);
-    (1..=MAX_RKEY_LEN).contains(&text.len())
-        && text != "."
-        && text != ".."
-        && text.bytes().all(allowed)
+    swdesk_lexicon::syntax::record_key(text).is_ok()
 }
 
 impl From<&Name> for Rkey {

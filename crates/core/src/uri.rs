@@ -1,14 +1,14 @@
-//! Record URIs (`at://<authority>/<collection>/<rkey>`) as the domain uses them: a binding
-//! (`spec.record.uri`, `status.record.uri`) names exactly one record.
+//! Record URIs: a binding (`spec.record.uri`, `status.record.uri`) names exactly one record,
+//! `at://<authority>/<collection>/<rkey>`.
 //!
-//! Invariants: an [`AtUri`] always has all three parts; the authority is a DID or a handle
-//! (checked loosely: no `/`, `?` or `#`, not empty), the collection an NSID-shaped text (at
-//! least three dot-separated segments), the rkey a valid record key. It prints back exactly as
-//! `at://authority/collection/rkey`.
+//! Invariants: a [`RecordUri`] passed the lexicon crate's strict at-uri syntax
+//! (`swdesk_lexicon::syntax::AtUri`: a DID or handle, an NSID, a record key) and has all three
+//! parts, its rkey as an [`Rkey`]; it prints back as `at://authority/collection/rkey`.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use swdesk_lexicon::syntax::AtUri;
 use thiserror::Error;
 
 use crate::rkey::Rkey;
@@ -16,7 +16,7 @@ use crate::rkey::Rkey;
 /// A URI naming one record.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct AtUri {
+pub struct RecordUri {
     authority: String,
     collection: String,
     rkey: Rkey,
@@ -24,38 +24,40 @@ pub struct AtUri {
 
 /// The text does not name one record.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{text:?} is not a record URI such as at://did:plc:abc123/computer.socialweb.infra/web")]
-pub struct AtUriError {
+#[error(
+    "{text:?} is not a record URI such as at://did:plc:abc123/computer.socialweb.infra/web ({reason})"
+)]
+pub struct RecordUriError {
     /// The text that was given.
     pub text: String,
+    /// What is wrong with it.
+    pub reason: String,
 }
 
-impl AtUri {
+impl RecordUri {
     /// Parses `at://<authority>/<collection>/<rkey>`.
-    pub fn parse(text: &str) -> Result<Self, AtUriError> {
-        let error = || AtUriError {
+    pub fn parse(text: &str) -> Result<Self, RecordUriError> {
+        let error = |reason: String| RecordUriError {
             text: text.to_owned(),
+            reason,
         };
-        let rest = text.strip_prefix("at://").ok_or_else(error)?;
-        let mut parts = rest.split('/');
-        let (Some(authority), Some(collection), Some(rkey), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(error());
+        let uri: AtUri = text
+            .parse()
+            .map_err(|e: swdesk_lexicon::syntax::SyntaxError| error(e.to_string()))?;
+        let (Some(collection), Some(rkey)) = (uri.collection(), uri.rkey()) else {
+            return Err(error("it names no record key".to_owned()));
         };
-        if !is_authority(authority) || !is_nsid_shaped(collection) {
-            return Err(error());
-        }
-        let rkey = Rkey::parse(rkey).map_err(|_| error())?;
+        let rkey = Rkey::parse(rkey).map_err(|e| error(e.to_string()))?;
+        let authority = uri.authority().to_owned();
         Ok(Self {
-            authority: authority.to_owned(),
+            authority,
             collection: collection.to_owned(),
             rkey,
         })
     }
 
     /// The URI of `rkey` in `collection` of `authority`'s repo.
-    pub fn new(authority: &str, collection: &str, rkey: Rkey) -> Result<Self, AtUriError> {
+    pub fn new(authority: &str, collection: &str, rkey: &Rkey) -> Result<Self, RecordUriError> {
         Self::parse(&format!("at://{authority}/{collection}/{rkey}"))
     }
 
@@ -75,33 +77,21 @@ impl AtUri {
     }
 }
 
-fn is_authority(text: &str) -> bool {
-    !text.is_empty() && !text.contains(['?', '#', ' '])
-}
-
-fn is_nsid_shaped(text: &str) -> bool {
-    let segments: Vec<&str> = text.split('.').collect();
-    segments.len() >= 3
-        && segments
-            .iter()
-            .all(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-}
-
-impl TryFrom<String> for AtUri {
-    type Error = AtUriError;
+impl TryFrom<String> for RecordUri {
+    type Error = RecordUriError;
 
     fn try_from(text: String) -> Result<Self, Self::Error> {
         Self::parse(&text)
     }
 }
 
-impl From<AtUri> for String {
-    fn from(uri: AtUri) -> Self {
+impl From<RecordUri> for String {
+    fn from(uri: RecordUri) -> Self {
         uri.to_string()
     }
 }
 
-impl fmt::Display for AtUri {
+impl fmt::Display for RecordUri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -118,11 +108,16 @@ mod tests {
     #[test]
     fn a_record_uri_splits_into_its_three_parts_and_prints_back() {
         let text = "at://did:plc:abc123/computer.socialweb.infra/web-0f8e3c1a";
-        let uri = AtUri::parse(text).unwrap();
+        let uri = RecordUri::parse(text).unwrap();
         assert_eq!(uri.authority(), "did:plc:abc123");
         assert_eq!(uri.collection(), "computer.socialweb.infra");
         assert_eq!(uri.rkey().as_str(), "web-0f8e3c1a");
         assert_eq!(uri.to_string(), text);
+        let rkey = uri.rkey().clone();
+        assert_eq!(
+            RecordUri::new("did:plc:abc123", "computer.socialweb.infra", &rkey).unwrap(),
+            uri
+        );
     }
 
     #[test]
@@ -135,7 +130,7 @@ mod tests {
             "at:///computer.socialweb.infra/web",
             "at://did:plc:abc123/computer.socialweb.infra/a b",
         ] {
-            assert!(AtUri::parse(bad).is_err(), "{bad}");
+            assert!(RecordUri::parse(bad).is_err(), "{bad}");
         }
     }
 }

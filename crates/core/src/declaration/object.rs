@@ -21,13 +21,13 @@ use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
 use super::rules::{known_value, label_problem, record_problems};
-use crate::aturi::AtUri;
 use crate::infra::{
     ContractNode, DEFAULT_TTL_SECONDS, DeploymentKind, EphemeralInfraSpec, InfraSpec,
 };
 use crate::name::{Name, label_problems};
 use crate::rkey::RESERVED;
 use crate::secret::SecretRef;
+use crate::uri::RecordUri;
 
 const SYNC_MODES: [&str; 2] = ["Both", "Publish"];
 const INFRA_SPEC_FIELDS: [&str; 6] = [
@@ -289,7 +289,7 @@ fn bound_uri_problem(kind: DeploymentKind, uri: &Value) -> Option<Problem> {
     let fix = format!(
         "Give the at-uri of a {collection} record, e.g. at://did:plc:abc123/{collection}/web."
     );
-    let parsed = uri.as_str().map(AtUri::parse);
+    let parsed = uri.as_str().map(RecordUri::parse);
     let message = match parsed {
         None => "The record uri is not a string.".to_owned(),
         Some(Err(error)) => format!("{error}."),

@@ -42,6 +42,8 @@ pub fn bench(paths: &Paths, runs: usize, idle_seconds: u64) -> anyhow::Result<()
         APP_BINARY,
         "--package",
         "swdesk-bench-baseline",
+        "--bin",
+        BASELINE_BINARY,
     ]))?;
     let display = VirtualDisplay::start()?;
     let idle = Duration::from_secs(idle_seconds);

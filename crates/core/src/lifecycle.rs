@@ -13,12 +13,22 @@
 //! | any | none | `Nothing` |
 //! | `staged` | finished (`Released`, or `Failed` without a receipt) | `Delete` |
 //! | `staged` | holds a guest or runs, release not set | `Release` (a guest is never dropped) |
+//! | `staged` | a failed release (below) | `Release` again, at `now` |
 //! | `staged` | release already set | `Nothing` (wait for it to finish) |
 //! | `requested` | exists | `Nothing` (it runs; a finished one stays finished) |
 //! | `released` | `Released` | `Nothing` |
 //! | `released` | release not set (any other phase, `Failed` included) | `Release` |
 //! | `released` | declared `releaseRequestedAt` newer than the contract's own | `Release` (again) |
+//! | `released` | a failed release (below) | `Release` again, at `now` |
 //! | `released` | otherwise | `Nothing` |
+//!
+//! A *failed release* is a ComputeContract that is `Failed`, still holds a guest (it has a
+//! receipt), has `release` set, and whose runner already acted on its current request
+//! (`status.releaseSentAt` is at or after `spec.releaseRequestedAt`): the release is sent
+//! again with a request time newer than the one acted on, so the runner sees a new request.
+//! One new request per failed attempt: while the runner has not acted yet, nothing changes.
+//! A `Failed` contract without a receipt holds no guest, so a release it already has is not
+//! sent again.
 //!
 //! A contract whose `state` this version does not know is never acted on (validation refuses
 //! it). The end: an Infra ends only when deleted (`deleted`); an EphemeralInfra's
@@ -83,11 +93,13 @@ fn desired(contract: &Contract, ended_at: Option<Timestamp>) -> Option<Desired> 
     }
 }
 
-/// The one action for `contract`; `ended_at` is set once the object has reached its end.
+/// The one action for `contract`; `ended_at` is set once the object has reached its end, and
+/// `now` dates a release sent again after a failed one.
 pub fn contract_action(
     contract: &Contract,
     existing: Option<Existing<'_>>,
     ended_at: Option<Timestamp>,
+    now: Timestamp,
 ) -> ContractAction {
     let Some(desired) = desired(contract, ended_at) else {
         return ContractAction::Nothing;
@@ -95,14 +107,16 @@ pub fn contract_action(
     match (desired, existing) {
         (Desired::Requested, None) => ContractAction::Create,
         (_, None) | (Desired::Requested, Some(_)) => ContractAction::Nothing,
-        (Desired::Staged, Some(existing)) => staged_action(existing),
-        (Desired::Released(asked), Some(existing)) => released_action(asked, existing),
+        (Desired::Staged, Some(existing)) => staged_action(existing, now),
+        (Desired::Released(asked), Some(existing)) => released_action(asked, existing, now),
     }
 }
 
-fn staged_action(existing: Existing<'_>) -> ContractAction {
+fn staged_action(existing: Existing<'_>, now: Timestamp) -> ContractAction {
     if existing.status.is_finished() && !existing.status.holds_guest() {
         ContractAction::Delete
+    } else if let Some(again) = release_again(existing, now) {
+        again
     } else if existing.spec.release {
         ContractAction::Nothing
     } else {
@@ -110,7 +124,11 @@ fn staged_action(existing: Existing<'_>) -> ContractAction {
     }
 }
 
-fn released_action(asked: Option<Timestamp>, existing: Existing<'_>) -> ContractAction {
+fn released_action(
+    asked: Option<Timestamp>,
+    existing: Existing<'_>,
+    now: Timestamp,
+) -> ContractAction {
     let own = existing.spec.release_requested_at;
     let newer = asked.is_some_and(|asked| own.is_none_or(|own| asked > own));
     if existing.status.phase == ComputePhase::Released {
@@ -120,8 +138,21 @@ fn released_action(asked: Option<Timestamp>, existing: Existing<'_>) -> Contract
             requested_at: asked,
         }
     } else {
-        ContractAction::Nothing
+        release_again(existing, now).unwrap_or(ContractAction::Nothing)
     }
+}
+
+/// A new release request for a failed release (see the module docs), dated `now`, or one
+/// millisecond after the request acted on when `now` is not later.
+fn release_again(existing: Existing<'_>, now: Timestamp) -> Option<ContractAction> {
+    let status = existing.status;
+    let own = existing.spec.release_requested_at;
+    let sent = status.release_sent_at?;
+    let acted = own.is_none_or(|own| sent >= own);
+    let failed = status.phase == ComputePhase::Failed && status.holds_guest();
+    (failed && existing.spec.release && acted).then(|| ContractAction::Release {
+        requested_at: Some(now.max(sent.saturating_add(Duration::from_millis(1)))),
+    })
 }
 
 /// The phase shown for `contract`: its ComputeContract's, or from its state when none exists
@@ -262,8 +293,11 @@ mod tests {
         end: Option<i64>,
     ) -> ContractAction {
         let existing = cc.map(|(spec, status)| Existing { spec, status });
-        contract_action(declared, existing, end.map(at))
+        contract_action(declared, existing, end.map(at), at(NOW))
     }
+
+    /// The `now` every table row is decided at.
+    const NOW: i64 = 1000;
 
     /// A ComputeContract in a table row: `release`, its own `releaseRequestedAt`, phase,
     /// whether it has a receipt.
@@ -306,6 +340,84 @@ mod tests {
             let got = act(&declared, cc.as_ref().map(|(s, t)| (s, t)), None);
             assert_eq!(got, expected, "{state} {asked:?} {cc:?}");
         }
+    }
+
+    /// A failed ComputeContract in a table row: its own `releaseRequestedAt`, whether it has a
+    /// receipt, the request its runner last acted on.
+    type FailedCc = (Option<i64>, bool, Option<i64>);
+
+    /// A `Failed` ComputeContract with `release` set at `own`, a receipt or not, whose runner
+    /// last acted on the request of `sent`.
+    fn failed_release(
+        own: Option<i64>,
+        receipt: bool,
+        sent: Option<i64>,
+    ) -> (ComputeContractSpec, ComputeContractStatus) {
+        let status = ComputeContractStatus {
+            release_sent_at: sent.map(at),
+            ..status(ComputePhase::Failed, receipt)
+        };
+        (spec(true, own), status)
+    }
+
+    #[test]
+    fn a_failed_release_is_sent_again_once_per_attempt() {
+        let again = Release {
+            requested_at: Some(at(NOW)),
+        };
+        #[rustfmt::skip]
+        let rows: &[(&str, Option<i64>, FailedCc, ContractAction)] = &[
+            // (state, declared time, (own time, receipt, acted on)) => action
+            ("released",  Some(10), (Some(10), true,  Some(10)), again),
+            ("released",  None,     (None,     true,  Some(10)), again),
+            ("released",  Some(10), (Some(10), true,  Some(20)), again),
+            ("staged",    None,     (None,     true,  Some(10)), again),
+            ("released",  Some(10), (Some(10), true,  None),     Nothing),
+            ("released",  Some(10), (Some(10), true,  Some(5)),  Nothing),
+            ("released",  Some(10), (Some(10), false, Some(10)), Nothing),
+            ("staged",    None,     (None,     false, Some(10)), Delete),
+            ("requested", None,     (Some(10), true,  Some(10)), Nothing),
+        ];
+        for &(state, asked, (own, receipt, sent), expected) in rows {
+            let (spec, status) = failed_release(own, receipt, sent);
+            let got = act(&contract(state, asked), Some((&spec, &status)), None);
+            assert_eq!(
+                got, expected,
+                "{state} {asked:?} {own:?} {receipt} {sent:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_release_sent_again_is_always_newer_than_the_one_acted_on() {
+        let (spec, status) = failed_release(Some(2000), true, Some(2000));
+        let got = act(
+            &contract("released", Some(2000)),
+            Some((&spec, &status)),
+            None,
+        );
+        assert_eq!(
+            got,
+            Release {
+                requested_at: Some(Timestamp::from_unix_millis(2_000_001).unwrap())
+            }
+        );
+    }
+
+    #[test]
+    fn at_the_end_a_failed_release_is_sent_again() {
+        let (spec, status) = failed_release(Some(100), true, Some(100));
+        let got = act(
+            &contract("requested", None),
+            Some((&spec, &status)),
+            Some(100),
+        );
+        assert_eq!(
+            got,
+            Release {
+                requested_at: Some(at(NOW))
+            }
+        );
     }
 
     #[test]

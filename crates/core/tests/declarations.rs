@@ -2,8 +2,9 @@
 //! problem; every file under `fixtures/declarations/invalid` is refused with exactly the set of
 //! problems it lists (path, message and fix), no more and no fewer.
 //!
-//! A fixture is `{"what": "object" | "infra" | "ephemeralInfra", "value": ..., "problems": [...]}`:
-//! `object` is an object declaration (`{kind, metadata, spec}`), the others a record of that
+//! A fixture is `{"what": "object" | "infra" | "ephemeralInfra" | "index", "value": ...,
+//! "problems": [...]}`: `object` is an object declaration (`{kind, metadata, spec}`), `index` the
+//! index record at `computer.socialweb.infra/self`, the others a deployment record of that
 //! collection.
 
 use std::fs;
@@ -11,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
-use swdesk_core::declaration::{object_problems, parse_object, record_problems};
+use swdesk_core::declaration::{
+    index_record_problems, object_problems, parse_object, record_problems,
+};
 use swdesk_core::infra::DeploymentKind;
 use swdesk_lexicon::Problem;
 
@@ -49,6 +52,7 @@ fn problems_of(fixture: &Fixture) -> Vec<Problem> {
         "object" => object_problems(&fixture.value),
         "infra" => record_problems(DeploymentKind::Infra, &fixture.value),
         "ephemeralInfra" => record_problems(DeploymentKind::EphemeralInfra, &fixture.value),
+        "index" => index_record_problems(&fixture.value),
         other => panic!("unknown fixture kind {other}"),
     }
 }

@@ -301,6 +301,56 @@ mod tests {
         }
     }
 
+    /// A spec's local-only fields and binding, from JSON the strategy below draws.
+    fn local_only() -> impl Strategy<Value = Value> {
+        (
+            proptest::collection::vec(("[a-z]{1,8}", "[a-z/]{1,16}"), 0..3),
+            proptest::option::of("[a-z][a-z0-9]{0,10}"),
+            proptest::collection::vec(("[a-z]{1,8}", any::<bool>()), 0..3),
+            any::<bool>(),
+        )
+            .prop_map(|(secrets, cluster, nodes, publish)| {
+                let secrets: Vec<Value> = secrets
+                    .into_iter()
+                    .map(|(name, entry)| json!({"name": name, "keychainEntry": entry}))
+                    .collect();
+                let nodes: Vec<Value> = nodes
+                    .into_iter()
+                    .map(|(contract, adopt)| json!({"contract": contract, "adopt": adopt}))
+                    .collect();
+                let mut local = json!({
+                    "secrets": secrets,
+                    "nodes": nodes,
+                    "record": {"sync": if publish { "Publish" } else { "Both" }},
+                });
+                if let Some(name) = cluster {
+                    local["clusterRef"] =
+                        json!({"gateway": "did:web:k8s.socialweb.computer", "name": name});
+                }
+                local
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn local_only_fields_and_the_binding_never_change_the_hash(
+            items in proptest::collection::vec(any_contract(), 0..3),
+            description in proptest::option::of("[a-z ]{0,20}"),
+            local in local_only(),
+        ) {
+            let declaration = json!({"description": description, "contracts": items});
+            let bare: InfraSpec = serde_json::from_value(declaration.clone()).unwrap();
+            let mut with_local = local;
+            with_local["description"] = declaration["description"].clone();
+            with_local["contracts"] = declaration["contracts"].clone();
+            let full: InfraSpec = serde_json::from_value(with_local).unwrap();
+            prop_assert_eq!(
+                Declaration::of_spec(&full).hash().unwrap(),
+                Declaration::of_spec(&bare).hash().unwrap()
+            );
+        }
+    }
+
     #[test]
     fn a_hash_reads_back_from_its_hex() {
         let hash = DeclarationHash::from_bytes([0xa5; 32]);

@@ -9,7 +9,8 @@
 //!   lexicon's) and unique in the record;
 //! - `state` and `endWhen` are known values (`knownValues` is only advice to a lexicon);
 //! - `releaseRequestedAt` appears only with `state: released`;
-//! - a deployment record carries no `index` (only the record at `self` does).
+//! - a deployment record carries no `index` (only the record at `self` does);
+//! - its `status` records an end whole and as its collection allows ([`super::status`]).
 //!
 //! Invariant: the list is deterministic: the lexicon's problems first, then these in record
 //! order. Every problem carries a JSON Pointer from the record's root and a fix.
@@ -20,6 +21,7 @@ use serde_json::Value;
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
+use super::status::status_problems;
 use crate::infra::DeploymentKind;
 use crate::name::{LabelError, label_problems, suggest_label};
 
@@ -43,6 +45,7 @@ fn semantic_record_problems(kind: DeploymentKind, record: &Value) -> Vec<Problem
             &END_WHENS,
         ));
     }
+    problems.extend(status_problems(kind, record.get("status")));
     if record.get("index").is_some() {
         problems.push(Problem::new(
             "/index",

@@ -8,6 +8,7 @@ mod cmd;
 mod display;
 mod paths;
 mod run;
+mod sandbox;
 mod setup;
 mod test;
 

@@ -26,6 +26,11 @@ impl Paths {
         self.root.join("ui")
     }
 
+    /// The sandbox PDS harness and the authorization-page driver (Node packages).
+    pub fn devnet_pds(&self) -> PathBuf {
+        self.root.join("crates").join("devnet").join("pds")
+    }
+
     /// A binary built by cargo in the given profile directory (`debug` or `release`).
     pub fn binary(&self, profile_dir: &str, name: &str) -> PathBuf {
         self.target.join(profile_dir).join(name)

@@ -1,7 +1,8 @@
 //! Making a machine ready, idempotently: each step checks first and installs only what is
 //! missing, so a second run on a set-up machine takes a moment. Debian and Ubuntu packages go
-//! through `apt-get` (through `sudo` when not root); the UI's npm packages through `npm ci`,
-//! re-run only when `package-lock.json` changed; tauri-driver through `cargo install`.
+//! through `apt-get` (through `sudo` when not root); the npm packages of the UI and of the
+//! sandbox (`crates/devnet/pds`: the PDS, Playwright for Chromium) through `npm ci`, re-run only
+//! when `package-lock.json` changed; tauri-driver through `cargo install`.
 
 use std::path::Path;
 use std::process::Command;
@@ -20,6 +21,8 @@ const APP_PACKAGES: &[&str] = &[
     "libxdo-dev",
     "librsvg2-dev",
     "libayatana-appindicator3-dev",
+    // The Secret Service client (the OS keychain on Linux).
+    "libdbus-1-dev",
 ];
 
 /// What the checks need beyond the app: a virtual display and WebDriver for the real window,
@@ -59,6 +62,7 @@ pub fn ensure(paths: &crate::paths::Paths, purpose: Purpose) -> anyhow::Result<(
     ensure_apt_packages(&packages)?;
     ensure_node()?;
     ensure_npm_packages(&paths.ui())?;
+    ensure_npm_packages(&paths.devnet_pds())?;
     if purpose == Purpose::Test {
         ensure_tauri_driver()?;
         ensure_cargo_nextest()?;
@@ -139,11 +143,14 @@ pub fn ensure_npm_packages(dir: &Path) -> anyhow::Result<()> {
     if std::fs::read_to_string(&stamp_path).is_ok_and(|found| found == stamp) {
         return Ok(());
     }
-    cmd::run(
-        Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(dir),
-    )?;
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund"]).current_dir(dir);
+    // Native modules (the PDS's better-sqlite3) build against the system's Node headers
+    // rather than downloading them.
+    if Path::new("/usr/include/node/node.h").is_file() {
+        npm.env("npm_config_nodedir", "/usr");
+    }
+    cmd::run(&mut npm)?;
     std::fs::write(&stamp_path, stamp)?;
     Ok(())
 }

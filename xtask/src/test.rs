@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::cmd;
 use crate::paths::Paths;
 use crate::run::{self, APP_BINARY};
+use crate::sandbox::{self, SandboxPds};
 use crate::setup::{self, Purpose};
 
 #[derive(Debug, Default)]
@@ -94,14 +95,7 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
         );
     tally.suite("UI unit tests", vitest(paths));
     if built {
-        tally.suite(
-            "Rust tests",
-            nextest(
-                paths,
-                "ci",
-                &["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"],
-            ),
-        );
+        tally.suite("Rust tests", rust_tests(paths));
         tally.suite("end-to-end", end_to_end(paths));
     } else {
         tally.check(
@@ -115,33 +109,30 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn nextest(paths: &Paths, profile: &str, filter: &[&str]) -> anyhow::Result<Counts> {
-    let junit = paths.nextest_report(profile);
+/// Every Rust test but the window's, with the sandbox PDS running and a keyring session.
+fn rust_tests(paths: &Paths) -> anyhow::Result<Counts> {
+    let junit = paths.nextest_report("ci");
     std::fs::remove_file(&junit).ok();
+    let pds = SandboxPds::start(paths, &[])?;
     let outcome = cmd::run(
-        cmd::cargo()
-            .args(["nextest", "run", "--no-fail-fast", "--profile", profile])
-            .args(filter),
+        sandbox::keyring_session(&sandbox::keyring_home(paths, "rust-tests"), env!("CARGO"))
+            .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
+            .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
+            .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
     );
-    read_junit(&junit).with_context(|| match outcome {
-        Err(error) => format!("{error:#}, and it wrote no report"),
-        Ok(()) => "it wrote no report".to_owned(),
-    })
+    drop(pds);
+    read_junit(&junit).with_context(|| no_report(outcome))
 }
 
-/// The end-to-end suite: the real app under Xvfb, a D-Bus session for it, tauri-driver.
+/// The end-to-end suite: the real app under Xvfb, a D-Bus session with a keyring for it,
+/// tauri-driver.
 fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("e2e");
     std::fs::remove_file(&junit).ok();
     std::fs::create_dir_all(paths.e2e_output())?;
     let outcome = cmd::run(
-        Command::new("dbus-run-session")
-            .args([
-                "--",
-                "xvfb-run",
-                "--auto-servernum",
-                "--server-args=-screen 0 1280x800x24",
-            ])
+        sandbox::keyring_session(&sandbox::keyring_home(paths, "e2e"), "xvfb-run")
+            .args(["--auto-servernum", "--server-args=-screen 0 1280x800x24"])
             .arg(env!("CARGO"))
             .args([
                 "nextest",
@@ -158,10 +149,7 @@ fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
             .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
             .env("SWDESK_E2E_OUTPUT", paths.e2e_output()),
     );
-    read_junit(&junit).with_context(|| match outcome {
-        Err(error) => format!("{error:#}, and it wrote no report"),
-        Ok(()) => "it wrote no report".to_owned(),
-    })
+    read_junit(&junit).with_context(|| no_report(outcome))
 }
 
 fn vitest(paths: &Paths) -> anyhow::Result<Counts> {
@@ -173,10 +161,15 @@ fn vitest(paths: &Paths) -> anyhow::Result<Counts> {
             .arg(format!("--outputFile.json={}", report.display()))
             .current_dir(paths.ui()),
     );
-    read_vitest(&report).with_context(|| match outcome {
+    read_vitest(&report).with_context(|| no_report(outcome))
+}
+
+/// Why a suite has no counts: how its run ended, and that it wrote no report.
+fn no_report(outcome: anyhow::Result<()>) -> String {
+    match outcome {
         Err(error) => format!("{error:#}, and it wrote no report"),
         Ok(()) => "it wrote no report".to_owned(),
-    })
+    }
 }
 
 fn read_vitest(path: &Path) -> anyhow::Result<Counts> {

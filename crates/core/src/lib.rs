@@ -13,7 +13,8 @@
 //! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
 //!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
 //!   [`progress`] (when a record may be written);
-//! - [`timestamp`]: time values and the `Clock` port.
+//! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`timestamp`] (time values and
+//!   the `Clock` port).
 
 pub mod compute;
 pub mod declaration;
@@ -26,6 +27,7 @@ pub mod object;
 pub mod progress;
 pub mod publish;
 pub mod record;
+pub mod repo;
 pub mod rkey;
 pub mod rollup;
 pub mod secret;

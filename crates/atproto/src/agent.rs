@@ -1,0 +1,312 @@
+//! The signed-in agent: XRPC calls to the owner's PDS with a DPoP-bound access token. It
+//! answers a `use_dpop_nonce` challenge by retrying with the new nonce, refreshes the access
+//! token shortly before it expires (or when the PDS says it has), writes every refreshed
+//! session back to the keychain, and signs out by revoking and forgetting.
+//!
+//! Invariants: refreshes are serialized (refresh tokens are single use): a caller that waited
+//! for another's refresh uses its result instead of spending the new token again. A refresh
+//! the server refuses ends the session ([`OAuthError::SessionEnded`]); one that does not reach
+//! the server is retried with backoff. Tokens never enter a log field or an error message.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::keychain::SessionStore;
+use crate::oauth::{
+    Account, AuthServerCalls, DpopKey, Nonces, OAuthError, Secret, StoredSession, unix_now,
+};
+use crate::xrpc::{XrpcError, XrpcRequest};
+
+/// Refresh this long before the access token expires.
+const REFRESH_MARGIN_SECONDS: i64 = 60;
+/// Attempts of a refresh that does not reach the server.
+const REFRESH_ATTEMPTS: u32 = 3;
+
+/// A signed-in session that makes XRPC calls. Cheap to clone; clones share the session.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    http: reqwest::Client,
+    session: RwLock<StoredSession>,
+    dpop: DpopKey,
+    nonces: Nonces,
+    refreshing: tokio::sync::Mutex<()>,
+    store: Arc<dyn SessionStore>,
+}
+
+impl Agent {
+    /// The agent of a stored session.
+    pub fn from_stored(
+        stored: StoredSession,
+        http: reqwest::Client,
+        store: Arc<dyn SessionStore>,
+    ) -> Result<Self, OAuthError> {
+        let dpop = stored.dpop_key().ok_or_else(|| {
+            OAuthError::SessionEnded("the stored DPoP key is unreadable".to_owned())
+        })?;
+        Self::with_nonces(stored, dpop, Nonces::default(), http, store)
+    }
+
+    pub(crate) fn with_nonces(
+        stored: StoredSession,
+        dpop: DpopKey,
+        nonces: Nonces,
+        http: reqwest::Client,
+        store: Arc<dyn SessionStore>,
+    ) -> Result<Self, OAuthError> {
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                session: RwLock::new(stored),
+                dpop,
+                nonces,
+                refreshing: tokio::sync::Mutex::new(()),
+                store,
+            }),
+        })
+    }
+
+    /// The signed-in account.
+    pub fn account(&self) -> Account {
+        self.read(|session| session.account.clone())
+    }
+
+    /// The DID of the signed-in account.
+    pub fn did(&self) -> String {
+        self.read(|session| session.account.did.clone())
+    }
+
+    /// The HTTP client (for unauthenticated calls to other services).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.inner.http
+    }
+
+    /// The session's DPoP nonces (tests use them to stage a nonce rotation).
+    pub fn nonces(&self) -> &Nonces {
+        &self.inner.nonces
+    }
+
+    /// Sends `request` to the PDS and returns the JSON answer.
+    pub async fn call(&self, request: &XrpcRequest) -> Result<Value, XrpcError> {
+        self.refresh_if_due().await?;
+        let mut nonce_retried = false;
+        let mut refreshed = false;
+        loop {
+            let (status, headers, body) = self.send_once(request).await?;
+            if status.is_success() {
+                return Ok(body);
+            }
+            let challenge = Challenge::of(status, &headers, &body);
+            match challenge {
+                Challenge::UseNonce if !nonce_retried => nonce_retried = true,
+                Challenge::TokenExpired if !refreshed => {
+                    refreshed = true;
+                    let spent = self.read(|session| session.access_token.clone());
+                    self.refresh(&spent).await?;
+                }
+                _ => return Err(XrpcError::from_answer(request.nsid, status, &body)),
+            }
+        }
+    }
+
+    async fn send_once(
+        &self,
+        request: &XrpcRequest,
+    ) -> Result<(StatusCode, reqwest::header::HeaderMap, Value), XrpcError> {
+        let (pds, token) = self.read(|s| (s.account.pds.clone(), s.access_token.clone()));
+        let url = request.url(&pds)?;
+        let method = request.method();
+        let proof = self.inner.dpop.proof(
+            method.as_str(),
+            &url,
+            self.inner.nonces.for_url(&url).as_deref(),
+            Some(token.expose()),
+            unix_now(),
+        );
+        let builder = self
+            .inner
+            .http
+            .request(method.clone(), url.clone())
+            .header("Authorization", format!("DPoP {}", token.expose()))
+            .header("DPoP", proof);
+        let builder = match (&method, &request.body) {
+            (&Method::POST, Some(body)) => builder.json(body),
+            _ => builder,
+        };
+        let response = builder
+            .timeout(crate::oauth::REQUEST_TIMEOUT)
+            .send()
+            .await
+            .map_err(|error| XrpcError::transport(request.nsid, &error))?;
+        self.inner.nonces.remember(&url, response.headers());
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.json().await.unwrap_or(Value::Null);
+        Ok((status, headers, body))
+    }
+
+    async fn refresh_if_due(&self) -> Result<(), XrpcError> {
+        let (expires_at, token) = self.read(|s| (s.expires_at, s.access_token.clone()));
+        if expires_at - REFRESH_MARGIN_SECONDS <= unix_now() {
+            self.refresh(&token).await?;
+        }
+        Ok(())
+    }
+
+    /// Refreshes unless another caller already replaced `spent` while this one waited.
+    async fn refresh(&self, spent: &Secret) -> Result<(), OAuthError> {
+        let _turn = self.inner.refreshing.lock().await;
+        if self.read(|session| session.access_token != *spent) {
+            return Ok(());
+        }
+        let mut delay = Duration::from_millis(500);
+        for attempt in 1..=REFRESH_ATTEMPTS {
+            match self.refresh_once().await {
+                Err(OAuthError::Transport { reason, .. }) if attempt < REFRESH_ATTEMPTS => {
+                    tracing::warn!(%reason, attempt, "refresh did not reach the server; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                other => return other,
+            }
+        }
+        Ok(())
+    }
+
+    async fn refresh_once(&self) -> Result<(), OAuthError> {
+        let session = self.read(Clone::clone);
+        let Some(refresh_token) = &session.refresh_token else {
+            return Err(OAuthError::SessionEnded(
+                "there is no refresh token".to_owned(),
+            ));
+        };
+        let form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token.expose()),
+            ("client_id", session.client_id.as_str()),
+        ];
+        let token = match self
+            .calls()
+            .token("refresh", &session.token_endpoint, &form)
+            .await
+        {
+            Err(OAuthError::Refused {
+                error, description, ..
+            }) => {
+                return Err(OAuthError::SessionEnded(format!("{error}: {description}")));
+            }
+            other => other?,
+        };
+        if token
+            .sub
+            .as_deref()
+            .is_some_and(|sub| sub != session.account.did)
+        {
+            return Err(OAuthError::SessionEnded(
+                "the refresh named another account".to_owned(),
+            ));
+        }
+        let mut renewed = session;
+        renewed.access_token = Secret::new(token.access_token);
+        renewed.refresh_token = token
+            .refresh_token
+            .map(Secret::new)
+            .or(renewed.refresh_token);
+        renewed.expires_at = unix_now() + token.expires_in.unwrap_or(300);
+        if !token.scope.is_empty() {
+            renewed.account.granted_scope = token.scope;
+        }
+        let saved = renewed.clone();
+        crate::keychain::blocking(self.inner.store.clone(), move |store| store.save(&saved))
+            .await?;
+        *self.write() = renewed;
+        tracing::debug!("access token refreshed");
+        Ok(())
+    }
+
+    /// Revokes the tokens and forgets the session. The keychain entry is removed even when
+    /// the server cannot be reached; that failure is returned after the entry is gone.
+    pub async fn sign_out(self) -> Result<(), OAuthError> {
+        let session = self.read(Clone::clone);
+        let revoked = self.revoke(&session).await;
+        crate::keychain::blocking(self.inner.store.clone(), |store| store.delete()).await?;
+        tracing::info!(did = %session.account.did, "signed out");
+        revoked
+    }
+
+    async fn revoke(&self, session: &StoredSession) -> Result<(), OAuthError> {
+        let Some(endpoint) = &session.revocation_endpoint else {
+            return Ok(());
+        };
+        let tokens = session.refresh_token.iter().chain([&session.access_token]);
+        for token in tokens {
+            let form = [
+                ("token", token.expose()),
+                ("client_id", session.client_id.as_str()),
+            ];
+            self.calls().post("revocation", endpoint, &form).await?;
+        }
+        Ok(())
+    }
+
+    fn calls(&self) -> AuthServerCalls<'_> {
+        AuthServerCalls {
+            http: &self.inner.http,
+            dpop: &self.inner.dpop,
+            nonces: &self.inner.nonces,
+        }
+    }
+
+    fn read<T>(&self, with: impl FnOnce(&StoredSession) -> T) -> T {
+        with(
+            &self
+                .inner
+                .session
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, StoredSession> {
+        self.inner
+            .session
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What a refused resource call asks of the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Challenge {
+    /// Retry with the nonce the server sent.
+    UseNonce,
+    /// Refresh the access token, then retry.
+    TokenExpired,
+    /// Nothing to retry.
+    None,
+}
+
+impl Challenge {
+    fn of(status: StatusCode, headers: &reqwest::header::HeaderMap, body: &Value) -> Self {
+        let authenticate = headers
+            .get("www-authenticate")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let error = body["error"].as_str().unwrap_or_default();
+        if authenticate.contains("use_dpop_nonce") || error == "use_dpop_nonce" {
+            return Self::UseNonce;
+        }
+        let expired = authenticate.contains("invalid_token") || error == "ExpiredToken";
+        if status == StatusCode::UNAUTHORIZED && expired {
+            return Self::TokenExpired;
+        }
+        Self::None
+    }
+}

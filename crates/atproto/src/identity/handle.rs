@@ -1,0 +1,148 @@
+//! Handle → DID, by the methods the network is configured with, tried in order: DNS TXT
+//! (`_atproto.<handle>` = `did=<did>`), HTTPS (`https://<handle>/.well-known/atproto-did`),
+//! or an XRPC service's `com.atproto.identity.resolveHandle` (the sandbox's PDS). The first
+//! method that yields a well-formed DID wins; when none does, the error lists what each said.
+
+use url::Url;
+
+use super::{HOP_TIMEOUT, IdentityError};
+
+/// One way of resolving a handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandleMethod {
+    /// A DNS TXT record at `_atproto.<handle>`.
+    Dns,
+    /// `https://<handle>/.well-known/atproto-did`.
+    WellKnown,
+    /// `com.atproto.identity.resolveHandle` at this service.
+    Xrpc(Url),
+}
+
+/// The DID `handle` resolves to.
+pub(super) async fn resolve(
+    http: &reqwest::Client,
+    methods: &[HandleMethod],
+    handle: &str,
+) -> Result<String, IdentityError> {
+    let mut tried = Vec::new();
+    for method in methods {
+        let answer = match method {
+            HandleMethod::Dns => by_dns(handle).await,
+            HandleMethod::WellKnown => by_well_known(http, handle).await,
+            HandleMethod::Xrpc(service) => by_xrpc(http, service, handle).await,
+        };
+        match answer.and_then(|did| well_formed(did.trim())) {
+            Ok(did) => return Ok(did),
+            Err(reason) => tried.push(reason),
+        }
+    }
+    Err(IdentityError::HandleNotFound {
+        handle: handle.to_owned(),
+        tried,
+    })
+}
+
+fn well_formed(did: &str) -> Result<String, String> {
+    match swdesk_lexicon::syntax::did(did) {
+        Ok(()) if did.starts_with("did:plc:") || did.starts_with("did:web:") => Ok(did.to_owned()),
+        _ => Err(format!("the answer {did:?} is not an atproto DID")),
+    }
+}
+
+async fn by_dns(handle: &str) -> Result<String, String> {
+    let resolver = hickory_resolver::Resolver::builder_tokio()
+        .map_err(|error| format!("DNS: no system resolver ({error})"))?
+        .build()
+        .map_err(|error| format!("DNS: no system resolver ({error})"))?;
+    let name = format!("_atproto.{handle}.");
+    let lookup = tokio::time::timeout(HOP_TIMEOUT, resolver.txt_lookup(name.as_str()))
+        .await
+        .map_err(|_| format!("DNS: no answer for {name} in {}s", HOP_TIMEOUT.as_secs()))?
+        .map_err(|error| format!("DNS: no TXT record at {name} ({error})"))?;
+    let texts: Vec<String> = lookup
+        .answers()
+        .iter()
+        .filter_map(|record| match &record.data {
+            hickory_resolver::proto::rr::RData::TXT(txt) => Some(txt.to_string()),
+            _ => None,
+        })
+        .collect();
+    did_from_txt(&texts).ok_or_else(|| format!("DNS: no did= value at {name}"))
+}
+
+/// The DID of exactly one `did=` TXT value; several conflicting ones resolve nothing.
+fn did_from_txt(texts: &[String]) -> Option<String> {
+    let mut dids = texts.iter().filter_map(|text| text.strip_prefix("did="));
+    let first = dids.next()?;
+    dids.all(|other| other == first).then(|| first.to_owned())
+}
+
+async fn by_well_known(http: &reqwest::Client, handle: &str) -> Result<String, String> {
+    let url = format!("https://{handle}/.well-known/atproto-did");
+    let response = http
+        .get(&url)
+        .timeout(HOP_TIMEOUT)
+        .send()
+        .await
+        .map_err(|error| format!("HTTPS: {url} unreachable ({})", error.without_url()))?;
+    if !response.status().is_success() {
+        return Err(format!("HTTPS: {url} answered {}", response.status()));
+    }
+    let body = response
+        .text()
+        .await
+        .map_err(|error| format!("HTTPS: {url} ({})", error.without_url()))?;
+    Ok(body.lines().next().unwrap_or_default().to_owned())
+}
+
+async fn by_xrpc(http: &reqwest::Client, service: &Url, handle: &str) -> Result<String, String> {
+    let mut url = service
+        .join("/xrpc/com.atproto.identity.resolveHandle")
+        .map_err(|error| format!("XRPC: {error}"))?;
+    url.query_pairs_mut().append_pair("handle", handle);
+    let response = http
+        .get(url)
+        .timeout(HOP_TIMEOUT)
+        .send()
+        .await
+        .map_err(|error| format!("{service}: unreachable ({})", error.without_url()))?;
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    match body["did"].as_str() {
+        Some(did) if status.is_success() => Ok(did.to_owned()),
+        _ => Err(format!(
+            "{service}: {}",
+            body["message"].as_str().unwrap_or(status.as_str())
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_txt_record_resolves_only_when_its_did_values_agree() {
+        let texts = |items: &[&str]| items.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            did_from_txt(&texts(&["did=did:plc:abc"])),
+            Some("did:plc:abc".into())
+        );
+        assert_eq!(
+            did_from_txt(&texts(&["v=spf1", "did=did:plc:abc", "did=did:plc:abc"])),
+            Some("did:plc:abc".into())
+        );
+        assert_eq!(
+            did_from_txt(&texts(&["did=did:plc:abc", "did=did:plc:xyz"])),
+            None
+        );
+        assert_eq!(did_from_txt(&texts(&["v=spf1"])), None);
+    }
+
+    #[test]
+    fn only_plc_and_web_dids_are_accepted_from_a_handle() {
+        assert_eq!(well_formed("did:plc:abc123"), Ok("did:plc:abc123".into()));
+        assert!(well_formed("did:key:zQ3s").is_err());
+        assert!(well_formed("<html>").is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! Where the session lives between runs: the OS keychain (Secret Service on Linux, Keychain on
+//! macOS, Credential Manager on Windows) through `keyring-core`, one entry per network, holding
+//! the session as JSON (tokens and the DPoP private key included).
+//!
+//! Invariants: the product has no other place for a session: when the keychain cannot be
+//! reached, [`Keychain::open`] and every call fail with [`KeychainError::Unavailable`] saying
+//! what to install or unlock; nothing falls back to a file or to memory. Keychain calls block
+//! (D-Bus round trips), so the async wrappers run them on tokio's blocking pool. The in-memory
+//! store exists only for unit tests of other crates (`test-support` feature).
+
+use std::sync::Arc;
+
+use keyring_core::{CredentialStore, Entry};
+
+use crate::oauth::StoredSession;
+
+/// The keychain's service name prefix; the network name follows it.
+const SERVICE_PREFIX: &str = "computer.socialweb.desk";
+/// The entry's user name.
+const ENTRY_USER: &str = "session";
+
+/// Why the keychain did not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeychainError {
+    /// No keychain service is reachable.
+    #[error("the OS keychain is not available ({reason}). {hint}")]
+    Unavailable {
+        /// What the platform said.
+        reason: String,
+        /// What to install or unlock.
+        hint: &'static str,
+    },
+    /// The entry holds something this app did not write.
+    #[error("the keychain entry of the session is unreadable: {0}; sign in again")]
+    Corrupt(String),
+}
+
+/// What to do when no keychain answers, per platform.
+const HINT: &str = if cfg!(target_os = "linux") {
+    "Install and unlock a Secret Service keyring (e.g. gnome-keyring or KWallet) in your desktop session."
+} else if cfg!(target_os = "macos") {
+    "Unlock your login keychain."
+} else {
+    "Make sure the Windows Credential Manager is available."
+};
+
+/// Where a session is kept between runs.
+pub trait SessionStore: Send + Sync + std::fmt::Debug {
+    /// The stored session, if any.
+    fn load(&self) -> Result<Option<StoredSession>, KeychainError>;
+    /// Replaces the stored session.
+    fn save(&self, session: &StoredSession) -> Result<(), KeychainError>;
+    /// Forgets the stored session; forgetting nothing succeeds.
+    fn delete(&self) -> Result<(), KeychainError>;
+}
+
+/// The OS keychain.
+#[derive(Debug, Clone)]
+pub struct Keychain {
+    store: Arc<CredentialStore>,
+    service: String,
+}
+
+impl Keychain {
+    /// Opens the platform keychain for the sessions of `network` (e.g. `sandbox`, `public`).
+    pub fn open(network: &str) -> Result<Self, KeychainError> {
+        Ok(Self {
+            store: platform_store()?,
+            service: format!("{SERVICE_PREFIX}/{network}"),
+        })
+    }
+
+    fn entry(&self) -> Result<Entry, KeychainError> {
+        Entry::new_in_store(&self.store, &self.service, ENTRY_USER).map_err(unavailable)
+    }
+}
+
+impl SessionStore for Keychain {
+    fn load(&self) -> Result<Option<StoredSession>, KeychainError> {
+        match self.entry()?.get_password() {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|error| KeychainError::Corrupt(error.to_string())),
+            Err(keyring_core::Error::NoEntry) => Ok(None),
+            Err(error) => Err(unavailable(error)),
+        }
+    }
+
+    fn save(&self, session: &StoredSession) -> Result<(), KeychainError> {
+        let text = serde_json::to_string(session)
+            .map_err(|error| KeychainError::Corrupt(error.to_string()))?;
+        self.entry()?.set_password(&text).map_err(unavailable)
+    }
+
+    fn delete(&self) -> Result<(), KeychainError> {
+        match self.entry()?.delete_credential() {
+            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
+            Err(error) => Err(unavailable(error)),
+        }
+    }
+}
+
+/// Runs a blocking store call off the async executor (the D-Bus store must not run on it).
+pub async fn blocking<T: Send + 'static>(
+    store: Arc<dyn SessionStore>,
+    call: impl FnOnce(&dyn SessionStore) -> Result<T, KeychainError> + Send + 'static,
+) -> Result<T, KeychainError> {
+    tokio::task::spawn_blocking(move || call(store.as_ref()))
+        .await
+        .map_err(|error| KeychainError::Unavailable {
+            reason: error.to_string(),
+            hint: HINT,
+        })?
+}
+
+fn unavailable(error: keyring_core::Error) -> KeychainError {
+    KeychainError::Unavailable {
+        reason: error.to_string(),
+        hint: HINT,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    let store = dbus_secret_service_keyring_store::Store::new().map_err(unavailable)?;
+    Ok(store)
+}
+
+#[cfg(target_os = "macos")]
+fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    let store = apple_native_keyring_store::keychain::Store::new().map_err(unavailable)?;
+    Ok(store)
+}
+
+#[cfg(target_os = "windows")]
+fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    let store = windows_native_keyring_store::Store::new().map_err(unavailable)?;
+    Ok(store)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
+fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
+    Err(KeychainError::Unavailable {
+        reason: "this platform has no supported keychain".to_owned(),
+        hint: HINT,
+    })
+}
+
+/// A session store in memory, for other crates' unit tests only.
+#[cfg(any(test, feature = "test-support"))]
+#[derive(Debug, Default)]
+pub struct MemoryStore(std::sync::Mutex<Option<StoredSession>>);
+
+#[cfg(any(test, feature = "test-support"))]
+impl SessionStore for MemoryStore {
+    fn load(&self) -> Result<Option<StoredSession>, KeychainError> {
+        Ok(self.lock().clone())
+    }
+
+    fn save(&self, session: &StoredSession) -> Result<(), KeychainError> {
+        *self.lock() = Some(session.clone());
+        Ok(())
+    }
+
+    fn delete(&self) -> Result<(), KeychainError> {
+        *self.lock() = None;
+        Ok(())
+    }
+}
+
+#[cfg(any(test, feature = "test-support"))]
+impl MemoryStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<StoredSession>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

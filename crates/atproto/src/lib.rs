@@ -1,0 +1,29 @@
+//! The owner's atproto side of swdesk: who they are, how they sign in, where their session
+//! lives, and how the app reads and writes their repo.
+//!
+//! Map:
+//! - [`identity`]: handle → DID → DID document → PDS, each hop its own error;
+//! - [`oauth`]: sign-in for a native app (PAR + PKCE + DPoP, loopback redirect, scopes);
+//! - [`keychain`]: the session in the OS keychain, and nowhere else;
+//! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
+//! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
+//! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
+//! - [`jwt`], [`did_key`], [`xrpc`]: the formats underneath.
+//!
+//! Nothing here knows of Tauri; the shell and the tests wire it.
+
+pub mod agent;
+pub mod did_key;
+pub mod identity;
+pub mod jwt;
+pub mod keychain;
+pub mod oauth;
+pub mod repo;
+pub mod service_auth;
+pub mod xrpc;
+
+pub use agent::Agent;
+pub use oauth::{
+    Account, Browser, ClientKind, OAuthClient, OAuthConfig, OAuthError, SystemBrowser,
+};
+pub use repo::PdsRepo;

@@ -1,0 +1,253 @@
+//! atproto OAuth for a native app: PAR + PKCE (S256) + DPoP (ES256), the system browser, a
+//! loopback redirect, the session in the keychain. [`OAuthClient::sign_in`] runs the whole
+//! flow and yields an [`Agent`](crate::agent::Agent); [`OAuthClient::restore`] brings back the
+//! session of an earlier run.
+//!
+//! Why our own client rather than `atrium-oauth`: its callback panics when a code is refused,
+//! its metadata type has no `application_type`, and it owns session storage; the flow here is
+//! about 600 lines over `p256`, `reqwest` and `url`, each step checked against a real PDS.
+//!
+//! Invariants: the callback's `state` and `iss` must match what was sent and who issued it; the
+//! token's `sub` must be the DID resolved at the start; nothing is stored until every check
+//! passed; a sign-in that is dropped (cancelled) or times out leaves nothing behind.
+
+mod dpop;
+mod loopback;
+mod metadata;
+pub mod scope;
+mod server;
+mod session;
+mod sign_in;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use url::Url;
+
+pub use dpop::{DpopKey, Nonces, random_token};
+pub use loopback::{CALLBACK_PATH, Callback, CallbackListener};
+pub use metadata::{AuthServer, ProtectedResource, discover};
+pub use server::{AuthServerCalls, TokenResponse};
+pub use session::{Account, Secret, StoredSession};
+
+use crate::identity::{IdentityConfig, IdentityError, Resolver};
+use crate::keychain::{KeychainError, SessionStore};
+
+/// How long one request to an authorization server or PDS may take.
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which client this app presents itself as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientKind {
+    /// The development client id `http://localhost?redirect_uri=…&scope=…` (the sandbox).
+    Loopback,
+    /// A hosted client metadata document (a production build); its redirect URIs list
+    /// `http://127.0.0.1/callback`, whose port a native client may choose (RFC 8252 §7.3).
+    Hosted {
+        /// The URL of the client metadata document.
+        client_id: Url,
+    },
+}
+
+/// How sign-in is done on this network.
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    /// Identity resolution.
+    pub identity: IdentityConfig,
+    /// The client id kind.
+    pub client: ClientKind,
+    /// How long the owner has to finish in the browser.
+    pub callback_timeout: Duration,
+}
+
+/// Opens the authorization page. The product uses the system browser; tests drive Chromium.
+pub trait Browser: Send + Sync + std::fmt::Debug {
+    /// Opens `url` for the owner; returns once the browser was asked to, not when they finish.
+    fn open(&self, url: &Url) -> Result<(), String>;
+}
+
+/// The owner's default browser (`$BROWSER` is honoured on Linux and the BSDs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemBrowser;
+
+impl Browser for SystemBrowser {
+    fn open(&self, url: &Url) -> Result<(), String> {
+        webbrowser::open(url.as_str()).map_err(|error| error.to_string())
+    }
+}
+
+/// Why sign-in (or a later token call) failed; one variant per hop and check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OAuthError {
+    /// The handle or DID did not resolve.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// The PDS did not serve its protected-resource metadata.
+    #[error("the PDS {pds} could not be reached for sign-in: {reason}")]
+    PdsUnreachable {
+        /// The PDS.
+        pds: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The PDS names no authorization server.
+    #[error("the PDS {pds} names no authorization server")]
+    NoAuthorizationServer {
+        /// The PDS.
+        pds: String,
+    },
+    /// The authorization server's metadata could not be fetched.
+    #[error("the authorization server {issuer} could not be reached: {reason}")]
+    AuthServerUnreachable {
+        /// The server.
+        issuer: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The authorization server cannot serve this client.
+    #[error("the authorization server {issuer} cannot sign in this app: {reason}")]
+    AuthServerUnsuitable {
+        /// The server.
+        issuer: String,
+        /// What it lacks.
+        reason: String,
+    },
+    /// The server refused a request.
+    #[error("the authorization server refused the {step}: {error}{}", if description.is_empty() { String::new() } else { format!(" ({description})") })]
+    Refused {
+        /// Which call (`authorization request`, `code exchange`, `refresh`, `revocation`).
+        step: &'static str,
+        /// The OAuth error code.
+        error: String,
+        /// Its description.
+        description: String,
+    },
+    /// A request did not reach the server.
+    #[error("the {step} did not reach the authorization server: {reason}")]
+    Transport {
+        /// Which call.
+        step: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The listener for the redirect could not be opened.
+    #[error("cannot listen for the browser's redirect on 127.0.0.1: {0}")]
+    Listener(String),
+    /// The browser could not be opened.
+    #[error("cannot open the browser: {0}. Open a browser and try again")]
+    Browser(String),
+    /// The owner said no (or the server ended the authorization).
+    #[error("the authorization was not granted: {error}{}", if description.is_empty() { String::new() } else { format!(" ({description})") })]
+    Denied {
+        /// The OAuth error code from the redirect.
+        error: String,
+        /// Its description.
+        description: String,
+    },
+    /// The redirect carried another `state` than the one sent: not our sign-in.
+    #[error(
+        "the browser returned from a different sign-in (state mismatch); nothing was stored, try again"
+    )]
+    StateMismatch,
+    /// The redirect names another issuer than the server asked.
+    #[error("the browser returned from {found}, not from {expected}; nothing was stored")]
+    IssuerMismatch {
+        /// The server asked.
+        expected: String,
+        /// What the redirect named.
+        found: String,
+    },
+    /// The tokens are for another account than the one resolved at the start.
+    #[error(
+        "signed in as {found}, but {expected} was asked for; nothing was stored, sign in with that account"
+    )]
+    SubjectMismatch {
+        /// The DID resolved at the start.
+        expected: String,
+        /// The token's `sub`.
+        found: String,
+    },
+    /// The owner did not finish in time.
+    #[error("the sign-in was not finished in the browser within {} minutes; try again", .0.as_secs() / 60)]
+    TimedOut(Duration),
+    /// The keychain did not take or give the session.
+    #[error(transparent)]
+    Keychain(#[from] KeychainError),
+    /// The stored session can no longer be used (revoked, or its refresh token spent).
+    #[error("the session has ended ({0}); sign in again")]
+    SessionEnded(String),
+}
+
+impl OAuthError {
+    /// A stable code for the window to branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Identity(_) => "identity",
+            Self::PdsUnreachable { .. } => "pds-unreachable",
+            Self::NoAuthorizationServer { .. } | Self::AuthServerUnsuitable { .. } => {
+                "auth-server-unsuitable"
+            }
+            Self::AuthServerUnreachable { .. } | Self::Transport { .. } => "unreachable",
+            Self::Refused { .. } => "refused",
+            Self::Listener(_) => "listener",
+            Self::Browser(_) => "browser",
+            Self::Denied { .. } => "denied",
+            Self::StateMismatch | Self::IssuerMismatch { .. } => "callback-mismatch",
+            Self::SubjectMismatch { .. } => "subject-mismatch",
+            Self::TimedOut(_) => "timed-out",
+            Self::Keychain(_) => "keychain",
+            Self::SessionEnded(_) => "session-ended",
+        }
+    }
+}
+
+/// Signs in, restores and hands out agents.
+#[derive(Debug, Clone)]
+pub struct OAuthClient {
+    config: OAuthConfig,
+    http: reqwest::Client,
+    resolver: Resolver,
+    browser: Arc<dyn Browser>,
+    store: Arc<dyn SessionStore>,
+}
+
+impl OAuthClient {
+    /// A client for `config` that opens `browser` and keeps sessions in `store`.
+    pub fn new(
+        config: OAuthConfig,
+        http: reqwest::Client,
+        browser: Arc<dyn Browser>,
+        store: Arc<dyn SessionStore>,
+    ) -> Self {
+        let resolver = Resolver::new(config.identity.clone(), http.clone());
+        Self {
+            config,
+            http,
+            resolver,
+            browser,
+            store,
+        }
+    }
+
+    /// The identity resolver this client uses.
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// The session of an earlier run, if the keychain holds one.
+    pub async fn restore(&self) -> Result<Option<crate::agent::Agent>, OAuthError> {
+        let stored = crate::keychain::blocking(self.store.clone(), |store| store.load()).await?;
+        let Some(stored) = stored else {
+            return Ok(None);
+        };
+        crate::agent::Agent::from_stored(stored, self.http.clone(), self.store.clone()).map(Some)
+    }
+}
+
+/// Now, in Unix seconds (DPoP `iat`, token expiry).
+pub(crate) fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}

@@ -1,0 +1,271 @@
+//! The sign-in flow, step by step: resolve the account, discover its authorization server,
+//! bind the redirect listener, push the authorization request (granular scopes first, the
+//! coarse grant only when the server refuses them), open the browser, check the redirect,
+//! exchange the code, check the subject, store the session.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use super::dpop::{DpopKey, Nonces, random_token};
+use super::loopback::{Callback, CallbackListener};
+use super::metadata::{AuthServer, discover};
+use super::server::{AuthServerCalls, TokenResponse};
+use super::session::{Account, Secret, StoredSession};
+use super::{ClientKind, OAuthClient, OAuthError, scope, unix_now};
+use crate::agent::Agent;
+use crate::identity::Identity;
+
+/// What one authorization request was made with.
+#[derive(Debug)]
+struct Pushed {
+    client_id: String,
+    authorize_url: Url,
+}
+
+/// The parts of a sign-in that must be remembered until the code comes back.
+#[derive(Debug)]
+struct Attempt {
+    identity: Identity,
+    server: AuthServer,
+    redirect_uri: String,
+    state: String,
+    verifier: String,
+    dpop: DpopKey,
+    nonces: Nonces,
+}
+
+impl OAuthClient {
+    /// Signs in the account named by `input` (a handle or a DID) and stores the session.
+    /// Dropping the returned future cancels the sign-in; nothing is stored then.
+    pub async fn sign_in(&self, input: &str) -> Result<Agent, OAuthError> {
+        let identity = self.resolver.resolve(input).await?;
+        let allow_http = self.config.identity.allow_http_localhost;
+        let server = discover(&self.http, &identity.pds, allow_http).await?;
+        let listener = CallbackListener::bind()
+            .await
+            .map_err(|error| OAuthError::Listener(error.to_string()))?;
+        let attempt = Attempt {
+            identity,
+            server,
+            redirect_uri: listener.redirect_uri(),
+            state: random_token(24),
+            verifier: random_token(32),
+            dpop: DpopKey::generate(),
+            nonces: Nonces::default(),
+        };
+        let pushed = self.push_authorization(&attempt, input).await?;
+        tracing::info!(did = %attempt.identity.did, issuer = %attempt.server.issuer, "opening the authorization page");
+        self.browser
+            .open(&pushed.authorize_url)
+            .map_err(OAuthError::Browser)?;
+        let callback = tokio::time::timeout(self.config.callback_timeout, listener.next_callback())
+            .await
+            .map_err(|_| OAuthError::TimedOut(self.config.callback_timeout))?
+            .map_err(|error| OAuthError::Listener(error.to_string()))?;
+        let code = check_callback(&callback, &attempt)?;
+        let token = self.exchange(&attempt, &pushed.client_id, code).await?;
+        self.finish(attempt, pushed.client_id, token).await
+    }
+
+    /// PAR with the granular scopes, or with the coarse grant when those are refused.
+    async fn push_authorization(
+        &self,
+        attempt: &Attempt,
+        hint: &str,
+    ) -> Result<Pushed, OAuthError> {
+        match self
+            .push_with_scope(attempt, hint, &scope::granular())
+            .await
+        {
+            Err(OAuthError::Refused { error, .. }) if error == "invalid_scope" => {
+                tracing::info!("the server refused granular scopes; asking for transition:generic");
+                self.push_with_scope(attempt, hint, scope::GENERIC).await
+            }
+            other => other,
+        }
+    }
+
+    async fn push_with_scope(
+        &self,
+        attempt: &Attempt,
+        hint: &str,
+        scope: &str,
+    ) -> Result<Pushed, OAuthError> {
+        let client_id = self.client_id(&attempt.redirect_uri, scope);
+        let challenge = crate::jwt::b64url(&Sha256::digest(attempt.verifier.as_bytes()));
+        let form = [
+            ("response_type", "code"),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", attempt.redirect_uri.as_str()),
+            ("scope", scope),
+            ("state", attempt.state.as_str()),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("login_hint", hint.trim().trim_start_matches('@')),
+        ];
+        let par = attempt
+            .server
+            .pushed_authorization_request_endpoint
+            .as_ref()
+            .ok_or_else(|| OAuthError::NoAuthorizationServer {
+                pds: attempt.identity.pds.to_string(),
+            })?;
+        let answer = attempt
+            .calls(&self.http)
+            .post("authorization request", par, &form)
+            .await?;
+        let request_uri = answer["request_uri"]
+            .as_str()
+            .ok_or_else(|| OAuthError::Refused {
+                step: "authorization request",
+                error: "invalid_response".to_owned(),
+                description: "no request_uri in the answer".to_owned(),
+            })?;
+        let mut authorize_url = attempt.server.authorization_endpoint.clone();
+        authorize_url
+            .query_pairs_mut()
+            .append_pair("client_id", &client_id)
+            .append_pair("request_uri", request_uri);
+        Ok(Pushed {
+            client_id,
+            authorize_url,
+        })
+    }
+
+    /// The client id presented for `scope`.
+    fn client_id(&self, redirect_uri: &str, scope: &str) -> String {
+        match &self.config.client {
+            ClientKind::Loopback => {
+                let mut url = Url::parse("http://localhost").expect("a constant URL");
+                url.query_pairs_mut()
+                    .append_pair("redirect_uri", redirect_uri)
+                    .append_pair("scope", scope);
+                url.to_string()
+            }
+            ClientKind::Hosted { client_id } => client_id.to_string(),
+        }
+    }
+
+    async fn exchange(
+        &self,
+        attempt: &Attempt,
+        client_id: &str,
+        code: &str,
+    ) -> Result<TokenResponse, OAuthError> {
+        let form = [
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", attempt.redirect_uri.as_str()),
+            ("client_id", client_id),
+            ("code_verifier", attempt.verifier.as_str()),
+        ];
+        attempt
+            .calls(&self.http)
+            .token("code exchange", &attempt.server.token_endpoint, &form)
+            .await
+    }
+
+    /// Checks the subject, stores the session, hands out the agent.
+    async fn finish(
+        &self,
+        attempt: Attempt,
+        client_id: String,
+        token: TokenResponse,
+    ) -> Result<Agent, OAuthError> {
+        let expected = attempt.identity.did.clone();
+        if token.sub.as_deref() != Some(expected.as_str()) {
+            let found = token.sub.clone().unwrap_or_else(|| "no account".to_owned());
+            self.revoke_quietly(&attempt, &client_id, &token).await;
+            return Err(OAuthError::SubjectMismatch { expected, found });
+        }
+        let stored = StoredSession {
+            account: Account {
+                did: expected,
+                handle: attempt.identity.handle.clone(),
+                pds: attempt.identity.pds.clone(),
+                issuer: attempt.server.issuer.clone(),
+                granted_scope: token.scope.clone(),
+            },
+            client_id,
+            token_endpoint: attempt.server.token_endpoint.clone(),
+            revocation_endpoint: attempt.server.revocation_endpoint.clone(),
+            access_token: Secret::new(token.access_token),
+            refresh_token: token.refresh_token.map(Secret::new),
+            expires_at: unix_now() + token.expires_in.unwrap_or(300),
+            dpop_key: StoredSession::encode_key(&attempt.dpop),
+        };
+        let saved = stored.clone();
+        crate::keychain::blocking(self.store.clone(), move |store| store.save(&saved)).await?;
+        tracing::info!(did = %stored.account.did, scope = %stored.account.granted_scope, "signed in");
+        Agent::with_nonces(
+            stored,
+            attempt.dpop,
+            attempt.nonces,
+            self.http.clone(),
+            Arc::clone(&self.store),
+        )
+    }
+
+    /// Tokens that will not be used are revoked; a failure to do so changes nothing.
+    async fn revoke_quietly(&self, attempt: &Attempt, client_id: &str, token: &TokenResponse) {
+        let Some(endpoint) = &attempt.server.revocation_endpoint else {
+            return;
+        };
+        let form = [
+            ("token", token.access_token.as_str()),
+            ("client_id", client_id),
+        ];
+        if let Err(error) = attempt
+            .calls(&self.http)
+            .post("revocation", endpoint, &form)
+            .await
+        {
+            tracing::warn!(%error, "could not revoke the tokens of a refused sign-in");
+        }
+    }
+}
+
+impl Attempt {
+    fn calls<'a>(&'a self, http: &'a reqwest::Client) -> AuthServerCalls<'a> {
+        AuthServerCalls {
+            http,
+            dpop: &self.dpop,
+            nonces: &self.nonces,
+        }
+    }
+}
+
+/// The code of a redirect that belongs to this attempt.
+fn check_callback<'a>(callback: &'a Callback, attempt: &Attempt) -> Result<&'a str, OAuthError> {
+    if callback.get("state") != Some(attempt.state.as_str()) {
+        return Err(OAuthError::StateMismatch);
+    }
+    let issuer = attempt.server.issuer.as_str();
+    let iss = callback.get("iss");
+    if (iss.is_some()
+        || attempt
+            .server
+            .authorization_response_iss_parameter_supported)
+        && iss != Some(issuer)
+    {
+        return Err(OAuthError::IssuerMismatch {
+            expected: issuer.to_owned(),
+            found: iss.unwrap_or("nowhere").to_owned(),
+        });
+    }
+    if let Some(error) = callback.get("error") {
+        return Err(OAuthError::Denied {
+            error: error.to_owned(),
+            description: callback
+                .get("error_description")
+                .unwrap_or_default()
+                .to_owned(),
+        });
+    }
+    callback.get("code").ok_or_else(|| OAuthError::Denied {
+        error: "no code".to_owned(),
+        description: "the redirect carried no authorization code".to_owned(),
+    })
+}

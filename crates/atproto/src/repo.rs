@@ -1,0 +1,225 @@
+//! [`PdsRepo`]: the `RecordRepo` port over XRPC. Writes go to the signed-in owner's repo
+//! through the [`Agent`]; reads of the owner's records too, and reads of another account's
+//! records go to that account's PDS, unauthenticated (records are public).
+//!
+//! Invariants: `swapRecord` is always stated on a write that has a precondition; a swap the
+//! PDS refuses (`InvalidSwap`) is read back so the error carries the cid that is there now.
+
+use serde_json::{Value, json};
+use swdesk_core::repo::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use swdesk_core::rkey::Rkey;
+use swdesk_core::uri::RecordUri;
+
+use crate::agent::Agent;
+use crate::identity::Resolver;
+use crate::xrpc::{XrpcError, XrpcRequest, call_public};
+
+/// The owner's repo on their PDS.
+#[derive(Debug, Clone)]
+pub struct PdsRepo {
+    agent: Agent,
+    resolver: Resolver,
+    owner: String,
+}
+
+impl PdsRepo {
+    /// The repo of `agent`'s account; other accounts' PDSes are found with `resolver`.
+    pub fn new(agent: Agent, resolver: Resolver) -> Self {
+        let owner = agent.did();
+        Self {
+            agent,
+            resolver,
+            owner,
+        }
+    }
+
+    async fn call_for(&self, repo: &str, request: &XrpcRequest) -> Result<Value, RepoError> {
+        if repo == self.owner {
+            return self.agent.call(request).await.map_err(repo_error);
+        }
+        let identity =
+            self.resolver
+                .resolve_did(repo)
+                .await
+                .map_err(|error| RepoError::Unavailable {
+                    message: error.to_string(),
+                })?;
+        call_public(self.agent.http(), &identity.pds, request)
+            .await
+            .map_err(repo_error)
+    }
+
+    async fn current_cid(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+    ) -> Result<Option<String>, RepoError> {
+        let uri =
+            RecordUri::new(&self.owner, collection, rkey).map_err(|error| RepoError::Invalid {
+                message: error.to_string(),
+            })?;
+        Ok(self.get(&uri).await?.map(|record| record.cid))
+    }
+
+    async fn swap_refused(&self, collection: &str, rkey: &Rkey) -> RepoError {
+        match self.current_cid(collection, rkey).await {
+            Ok(current) => RepoError::SwapMismatch { current },
+            Err(error) => error,
+        }
+    }
+}
+
+impl RecordRepo for PdsRepo {
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
+        let request = XrpcRequest::query(
+            "com.atproto.repo.getRecord",
+            vec![
+                ("repo", uri.authority().to_owned()),
+                ("collection", uri.collection().to_owned()),
+                ("rkey", uri.rkey().to_string()),
+            ],
+        );
+        match self.call_for(uri.authority(), &request).await {
+            Ok(answer) => stored_record(&answer).map(Some),
+            Err(RepoError::Other { error, .. }) if error == "RecordNotFound" => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn list(
+        &self,
+        repo: &str,
+        collection: &str,
+        cursor: Option<&str>,
+        limit: u16,
+    ) -> Result<RecordPage, RepoError> {
+        let mut params = vec![
+            ("repo", repo.to_owned()),
+            ("collection", collection.to_owned()),
+            ("limit", limit.clamp(1, 100).to_string()),
+        ];
+        if let Some(cursor) = cursor {
+            params.push(("cursor", cursor.to_owned()));
+        }
+        let request = XrpcRequest::query("com.atproto.repo.listRecords", params);
+        let answer = self.call_for(repo, &request).await?;
+        let records = answer["records"]
+            .as_array()
+            .map(|records| records.iter().map(stored_record).collect())
+            .unwrap_or_else(|| Ok(Vec::new()))?;
+        Ok(RecordPage {
+            records,
+            cursor: answer["cursor"].as_str().map(str::to_owned),
+        })
+    }
+
+    async fn put(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> Result<Written, RepoError> {
+        let mut input = json!({
+            "repo": self.owner,
+            "collection": collection,
+            "rkey": rkey.to_string(),
+            "record": value,
+        });
+        swap_field(&mut input, &swap);
+        let request = XrpcRequest::procedure("com.atproto.repo.putRecord", input);
+        match self.agent.call(&request).await {
+            Ok(answer) => written(&answer),
+            Err(error) if is_swap_refusal(&error) => Err(self.swap_refused(collection, rkey).await),
+            Err(error) => Err(repo_error(error)),
+        }
+    }
+
+    async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
+        if swap == Swap::Absent {
+            return match self.current_cid(collection, rkey).await? {
+                None => Ok(()),
+                current => Err(RepoError::SwapMismatch { current }),
+            };
+        }
+        let mut input = json!({
+            "repo": self.owner,
+            "collection": collection,
+            "rkey": rkey.to_string(),
+        });
+        swap_field(&mut input, &swap);
+        let request = XrpcRequest::procedure("com.atproto.repo.deleteRecord", input);
+        match self.agent.call(&request).await {
+            Ok(_) => Ok(()),
+            Err(error) if is_swap_refusal(&error) => Err(self.swap_refused(collection, rkey).await),
+            Err(error) => Err(repo_error(error)),
+        }
+    }
+}
+
+/// Sets `swapRecord`: absent for [`Swap::Any`], `null` for [`Swap::Absent`], the cid otherwise.
+fn swap_field(input: &mut Value, swap: &Swap) {
+    match swap {
+        Swap::Any => {}
+        Swap::Absent => input["swapRecord"] = Value::Null,
+        Swap::Cid(cid) => input["swapRecord"] = Value::from(cid.as_str()),
+    }
+}
+
+fn is_swap_refusal(error: &XrpcError) -> bool {
+    error.name() == Some("InvalidSwap")
+}
+
+fn stored_record(answer: &Value) -> Result<StoredRecord, RepoError> {
+    let invalid = |what: &str| RepoError::Other {
+        error: "InvalidResponse".to_owned(),
+        message: format!("the PDS answered a record without {what}"),
+    };
+    let uri = answer["uri"].as_str().ok_or_else(|| invalid("a uri"))?;
+    let uri = RecordUri::parse(uri).map_err(|_| invalid("a record uri"))?;
+    let cid = answer["cid"].as_str().ok_or_else(|| invalid("a cid"))?;
+    Ok(StoredRecord {
+        uri,
+        cid: cid.to_owned(),
+        value: answer["value"].clone(),
+    })
+}
+
+fn written(answer: &Value) -> Result<Written, RepoError> {
+    let record = stored_record(answer)?;
+    Ok(Written {
+        uri: record.uri,
+        cid: record.cid,
+    })
+}
+
+/// The port's error for an XRPC failure.
+fn repo_error(error: XrpcError) -> RepoError {
+    match error {
+        XrpcError::Server {
+            status,
+            error,
+            message,
+            ..
+        } => match (status, error.as_str()) {
+            (401 | 403, _) | (_, "InsufficientScope" | "AuthRequired" | "InvalidToken") => {
+                RepoError::Unauthorized {
+                    message: format!("{error}: {message}"),
+                }
+            }
+            (_, "InvalidRecord" | "InvalidRequest") => RepoError::Invalid { message },
+            (500.., _) => RepoError::Unavailable {
+                message: format!("{error}: {message}"),
+            },
+            _ => RepoError::Other { error, message },
+        },
+        XrpcError::Transport { reason, .. } => RepoError::Unavailable { message: reason },
+        XrpcError::Session(error) => RepoError::Unauthorized {
+            message: error.to_string(),
+        },
+    }
+}

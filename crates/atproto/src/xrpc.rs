@@ -1,0 +1,208 @@
+//! XRPC requests and errors: a query (`GET`, parameters in the URL) or a procedure (`POST`,
+//! a JSON body) to `<service>/xrpc/<nsid>`, and the error every failed call becomes: the
+//! server's `{error, message}` with its HTTP status, a transport failure, or a session that
+//! can no longer authenticate.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use url::Url;
+
+use crate::oauth::OAuthError;
+
+/// One XRPC call.
+#[derive(Debug, Clone)]
+pub struct XrpcRequest {
+    /// The method's NSID.
+    pub nsid: &'static str,
+    /// Query parameters (queries; procedures may have some too).
+    pub params: Vec<(&'static str, String)>,
+    /// The JSON input of a procedure; `None` makes this a query.
+    pub body: Option<Value>,
+}
+
+impl XrpcRequest {
+    /// A query with `params`.
+    pub fn query(nsid: &'static str, params: Vec<(&'static str, String)>) -> Self {
+        Self {
+            nsid,
+            params,
+            body: None,
+        }
+    }
+
+    /// A procedure with a JSON `body`.
+    pub fn procedure(nsid: &'static str, body: Value) -> Self {
+        Self {
+            nsid,
+            params: Vec::new(),
+            body: Some(body),
+        }
+    }
+
+    /// `GET` for a query, `POST` for a procedure.
+    pub fn method(&self) -> Method {
+        if self.body.is_some() {
+            Method::POST
+        } else {
+            Method::GET
+        }
+    }
+
+    /// The URL of this call at `service`.
+    pub fn url(&self, service: &Url) -> Result<Url, XrpcError> {
+        let mut url = service
+            .join(&format!("/xrpc/{}", self.nsid))
+            .map_err(|error| XrpcError::Transport {
+                nsid: self.nsid,
+                reason: format!("{service} is not a service URL: {error}"),
+            })?;
+        if !self.params.is_empty() {
+            let mut query = url.query_pairs_mut();
+            for (name, value) in &self.params {
+                query.append_pair(name, value);
+            }
+        }
+        Ok(url)
+    }
+}
+
+/// Why an XRPC call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XrpcError {
+    /// The server answered with an error.
+    #[error("{nsid} failed: {error}{}", if message.is_empty() { String::new() } else { format!(": {message}") })]
+    Server {
+        /// The method.
+        nsid: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The XRPC error name (`InvalidSwap`, `RecordNotFound`, …).
+        error: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The call did not reach the server or its answer was cut short.
+    #[error("{nsid} did not reach the server: {reason}")]
+    Transport {
+        /// The method.
+        nsid: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The session cannot authenticate the call any more.
+    #[error(transparent)]
+    Session(#[from] OAuthError),
+}
+
+impl XrpcError {
+    /// The error of a non-success answer.
+    pub fn from_answer(nsid: &'static str, status: StatusCode, body: &Value) -> Self {
+        Self::Server {
+            nsid,
+            status: status.as_u16(),
+            error: body["error"]
+                .as_str()
+                .map_or_else(|| status.to_string(), str::to_owned),
+            message: body["message"].as_str().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// The error of a request that did not complete.
+    pub fn transport(nsid: &'static str, error: &reqwest::Error) -> Self {
+        Self::Transport {
+            nsid,
+            reason: error_chain(error),
+        }
+    }
+
+    /// The XRPC error name, when the server gave one.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Self::Server { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// A reqwest error with its causes, never its URL's query (it may carry a handle, not a token,
+/// but one rule for all is simpler to keep).
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "timed out".to_owned()
+    } else if error.is_connect() {
+        "connection refused or unreachable".to_owned()
+    } else {
+        "request failed".to_owned()
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Sends an unauthenticated `request` to `service` (public reads of other repos, the PLC).
+pub async fn call_public(
+    http: &reqwest::Client,
+    service: &Url,
+    request: &XrpcRequest,
+) -> Result<Value, XrpcError> {
+    let url = request.url(service)?;
+    let builder = http.request(request.method(), url);
+    let builder = match &request.body {
+        Some(body) => builder.json(body),
+        None => builder,
+    };
+    let response = builder
+        .timeout(crate::oauth::REQUEST_TIMEOUT)
+        .send()
+        .await
+        .map_err(|error| XrpcError::transport(request.nsid, &error))?;
+    let status = response.status();
+    let body = response.json().await.unwrap_or(Value::Null);
+    if status.is_success() {
+        Ok(body)
+    } else {
+        Err(XrpcError::from_answer(request.nsid, status, &body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_query_puts_its_parameters_in_the_url_and_a_procedure_posts() {
+        let service = Url::parse("http://localhost:2583").unwrap();
+        let query = XrpcRequest::query(
+            "com.atproto.repo.getRecord",
+            vec![("repo", "did:plc:abc".into()), ("rkey", "a b".into())],
+        );
+        assert_eq!(query.method(), Method::GET);
+        assert_eq!(
+            query.url(&service).unwrap().as_str(),
+            "http://localhost:2583/xrpc/com.atproto.repo.getRecord?repo=did%3Aplc%3Aabc&rkey=a+b"
+        );
+        let procedure = XrpcRequest::procedure("com.atproto.repo.putRecord", json!({}));
+        assert_eq!(procedure.method(), Method::POST);
+    }
+
+    #[test]
+    fn a_server_error_keeps_its_name_and_message() {
+        let error = XrpcError::from_answer(
+            "com.atproto.repo.putRecord",
+            StatusCode::BAD_REQUEST,
+            &json!({"error": "InvalidSwap", "message": "Record was at bafy"}),
+        );
+        assert_eq!(error.name(), Some("InvalidSwap"));
+        assert_eq!(
+            error.to_string(),
+            "com.atproto.repo.putRecord failed: InvalidSwap: Record was at bafy"
+        );
+        let bare = XrpcError::from_answer("x.y.z", StatusCode::BAD_GATEWAY, &Value::Null);
+        assert_eq!(bare.name(), Some("502 Bad Gateway"));
+    }
+}

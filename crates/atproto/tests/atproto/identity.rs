@@ -1,0 +1,119 @@
+//! Identity resolution against the sandbox's PLC and PDS, and a did:web served on loopback.
+
+use std::sync::Arc;
+
+use swdesk_atproto::OAuthError;
+use swdesk_atproto::identity::{IdentityError, Resolver};
+use swdesk_atproto::keychain::SessionStore;
+use swdesk_devnet::Decision;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::support::{Chromium, Sandbox, keychain};
+
+#[tokio::test]
+async fn a_handle_resolves_to_its_did_pds_and_signing_key() {
+    let sandbox = Sandbox::new().await;
+    let account = sandbox.account("ident").await;
+    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    let identity = resolver
+        .resolve(&format!("@{}", account.handle.to_uppercase()))
+        .await
+        .unwrap();
+    assert_eq!(identity.did, account.did);
+    assert_eq!(identity.handle.as_deref(), Some(account.handle.as_str()));
+    assert_eq!(identity.pds, sandbox.pds_url());
+    assert_eq!(resolver.resolve(&account.did).await.unwrap(), identity);
+}
+
+#[tokio::test]
+async fn each_failing_hop_is_its_own_error() {
+    let sandbox = Sandbox::new().await;
+    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    assert!(matches!(
+        resolver.resolve("nobody.test").await,
+        Err(IdentityError::HandleNotFound { .. })
+    ));
+    assert!(matches!(
+        resolver.resolve("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa").await,
+        Err(IdentityError::DidNotFound { .. })
+    ));
+    let closed = closed_port().await;
+    assert!(matches!(
+        resolver
+            .resolve(&format!("did:web:localhost%3A{closed}"))
+            .await,
+        Err(IdentityError::DidUnreachable { .. })
+    ));
+    let no_pds = serve_did_web(|did| serde_json::json!({ "id": did })).await;
+    let refused = resolver.resolve(&no_pds).await;
+    assert!(
+        matches!(&refused, Err(IdentityError::DidDocumentInvalid { reason, .. }) if reason.contains("names no PDS")),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
+    let sandbox = Sandbox::new().await;
+    let account = sandbox.account("pdsdown").await;
+    let closed = closed_port().await;
+    let did = serve_did_web(move |did| {
+        serde_json::json!({
+            "id": did,
+            "alsoKnownAs": ["at://down.test"],
+            "verificationMethod": [{
+                "id": "#atproto",
+                "type": "Multikey",
+                "publicKeyMultibase": "zQ3shqwJEJyMBsBXCWyCBpUBMqxcon9oHB7mCvx4sSpMdLJwc"
+            }],
+            "service": [{
+                "id": "#atproto_pds",
+                "type": "AtprotoPersonalDataServer",
+                "serviceEndpoint": format!("http://localhost:{closed}")
+            }]
+        })
+    })
+    .await;
+    let store = keychain("pdsdown");
+    let browser = Chromium::new(&account, Decision::Approve);
+    let refused = sandbox.client(browser, store.clone()).sign_in(&did).await;
+    assert!(
+        matches!(&refused, Err(OAuthError::PdsUnreachable { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(store.load().unwrap(), None);
+}
+
+/// A port nothing listens on.
+async fn closed_port() -> u16 {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Serves `/.well-known/did.json` of a `did:web:localhost%3A<port>` on loopback; returns the DID.
+async fn serve_did_web(
+    document: impl Fn(&str) -> serde_json::Value + Send + Sync + 'static,
+) -> String {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let did = format!(
+        "did:web:localhost%3A{}",
+        listener.local_addr().unwrap().port()
+    );
+    let body = Arc::new(document(&did).to_string());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let body = body.clone();
+            tokio::spawn(async move {
+                let mut request = [0_u8; 4096];
+                let _ = stream.read(&mut request).await;
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    did
+}

@@ -1,0 +1,139 @@
+//! The `RecordRepo` port: the owner's atproto repo as the controller sees it. Reads take any
+//! record URI (a record may live in another account's repo, e.g. a bidder's receipt); writes go
+//! to the signed-in owner's own repo. The adapter that speaks XRPC lives in `swdesk-atproto`;
+//! the domain only states what an answer means.
+//!
+//! Invariants: a write states its precondition explicitly ([`Swap`]), so a lost race is never
+//! silent: it is [`RepoError::SwapMismatch`] carrying the cid that is there now (or `None` when
+//! the record is gone). A missing record is `Ok(None)` on `get`, never an error.
+
+use std::future::Future;
+
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::rkey::Rkey;
+use crate::uri::RecordUri;
+
+/// A record as the repo holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRecord {
+    /// Where it lives.
+    pub uri: RecordUri,
+    /// Its content id, as the repo reports it.
+    pub cid: String,
+    /// Its value in the JSON data model, `$type` included.
+    pub value: Value,
+}
+
+/// One page of a collection, oldest-first or newest-first as the repo lists it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordPage {
+    /// The records of this page.
+    pub records: Vec<StoredRecord>,
+    /// Where the next page starts; `None` on the last page.
+    pub cursor: Option<String>,
+}
+
+/// What a write expects to find before it writes (`swapRecord`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Swap {
+    /// Write whatever is there (no precondition).
+    Any,
+    /// Write only when no record exists (create-if-absent).
+    Absent,
+    /// Write only when the record is at exactly this cid.
+    Cid(String),
+}
+
+/// Where a write landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The record's URI.
+    pub uri: RecordUri,
+    /// The cid of the value just written.
+    pub cid: String,
+}
+
+/// Why a repo call failed; each case tells the controller what to do next.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RepoError {
+    /// The record was not where the write expected it: read it again and decide again.
+    #[error("the record changed under this write: it is now at {}", current.as_deref().unwrap_or("nothing (gone)"))]
+    SwapMismatch {
+        /// The cid the record has now; `None` when there is no record.
+        current: Option<String>,
+    },
+    /// The repo refused the record's content.
+    #[error("the repo refused the record: {message}")]
+    Invalid {
+        /// The repo's own words.
+        message: String,
+    },
+    /// The session may not do this (a scope not granted, a revoked or expired session).
+    #[error("not allowed: {message}")]
+    Unauthorized {
+        /// The server's own words, or what to do.
+        message: String,
+    },
+    /// The repo could not be reached or answered with a server error: try again later.
+    #[error("the repo is unreachable or failing: {message}")]
+    Unavailable {
+        /// What went wrong on the way.
+        message: String,
+    },
+    /// Any other refusal, with the server's error name.
+    #[error("the repo answered {error}: {message}")]
+    Other {
+        /// The XRPC error name (or HTTP status).
+        error: String,
+        /// The server's message.
+        message: String,
+    },
+}
+
+impl RepoError {
+    /// Whether trying the same call again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unavailable { .. })
+    }
+}
+
+/// The owner's repo. Implemented by `swdesk-atproto` against a PDS; by fakes in unit tests.
+pub trait RecordRepo: Send + Sync {
+    /// The DID of the repo that writes go to.
+    fn owner(&self) -> &str;
+
+    /// The record at `uri`, or `None` when there is none.
+    fn get(
+        &self,
+        uri: &RecordUri,
+    ) -> impl Future<Output = Result<Option<StoredRecord>, RepoError>> + Send;
+
+    /// One page of `collection` in `repo`'s repo, starting at `cursor`.
+    fn list(
+        &self,
+        repo: &str,
+        collection: &str,
+        cursor: Option<&str>,
+        limit: u16,
+    ) -> impl Future<Output = Result<RecordPage, RepoError>> + Send;
+
+    /// Writes `value` at `collection/rkey` of the owner's repo when `swap` holds.
+    fn put(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> impl Future<Output = Result<Written, RepoError>> + Send;
+
+    /// Deletes `collection/rkey` of the owner's repo when `swap` holds; deleting a record that
+    /// is not there succeeds.
+    fn delete(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        swap: Swap,
+    ) -> impl Future<Output = Result<(), RepoError>> + Send;
+}

@@ -1,0 +1,200 @@
+// The local sandbox's atproto PDS: a PLC directory and a real @atproto/pds, both on loopback,
+// for the tests and for `cargo xtask run`. Plainly a local sandbox: every key and password here
+// is made up on this machine and never leaves it.
+//
+// Usage: node pds.mjs [--data <dir>] [--pds-port N] [--plc-port N] [--account handle:password]...
+//
+// Without --data the sandbox is throwaway: free ports, a temporary data directory removed at
+// exit (the tests). With --data it persists in <dir>: its secrets, the PDS's repos and the
+// PLC's operations survive a restart, on fixed ports (2583 and 2582 unless given), so a
+// session signed in yesterday still works today (`cargo xtask run`). Accounts asked for on the
+// command line are created when they do not exist yet.
+//
+// Prints exactly one JSON line on stdout once ready:
+//   {"pdsUrl", "plcUrl", "serviceDid", "adminPassword", "dataDirectory",
+//    "accounts": [{"handle", "did", "password"}]}
+// Stops cleanly on SIGTERM, SIGINT, or when stdin closes.
+
+process.env.LOG_ENABLED = process.env.SWDESK_PDS_LOG ? "true" : "false";
+process.env.LOG_DESTINATION = process.env.SWDESK_PDS_LOG || "/dev/null";
+
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as pds from "@atproto/pds";
+import { Secp256k1Keypair } from "@atproto/crypto";
+import * as plc from "@did-plc/server";
+
+/** How often a persistent sandbox saves the PLC's operations when they changed. */
+const PLC_SAVE_INTERVAL_MS = 2000;
+
+function parseArgs(argv) {
+  const options = { accounts: [], data: null, pdsPort: null, plcPort: null };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (value === undefined) throw new Error(`${flag} wants a value`);
+    switch (flag) {
+      case "--account": {
+        const [handle, password] = value.split(":");
+        if (!handle || !password) throw new Error("--account wants handle:password");
+        options.accounts.push({ handle, password });
+        break;
+      }
+      case "--data":
+        options.data = value;
+        break;
+      case "--pds-port":
+        options.pdsPort = Number(value);
+        break;
+      case "--plc-port":
+        options.plcPort = Number(value);
+        break;
+      default:
+        throw new Error(`unknown argument ${flag}`);
+    }
+  }
+  return options;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The sandbox's settings: made up once, and kept in a persistent sandbox. */
+async function settings(options) {
+  const file = options.data && join(options.data, "sandbox.json");
+  if (file && existsSync(file)) return JSON.parse(await readFile(file, "utf8"));
+  const rotationKey = await Secp256k1Keypair.create({ exportable: true });
+  const made = {
+    pdsPort: options.pdsPort ?? (options.data ? 2583 : await freePort()),
+    plcPort: options.plcPort ?? (options.data ? 2582 : await freePort()),
+    jwtSecret: randomBytes(24).toString("hex"),
+    dpopSecret: randomBytes(32).toString("hex"),
+    adminPassword: randomBytes(12).toString("hex"),
+    rotationKeyHex: Buffer.from(await rotationKey.export()).toString("hex"),
+  };
+  if (file) await writeFile(file, JSON.stringify(made, null, 2), { mode: 0o600 });
+  return made;
+}
+
+/** The PLC directory, its operations replayed from `opsFile` when there is one. */
+async function startPlc(port, opsFile) {
+  const db = plc.Database.mock();
+  if (opsFile && existsSync(opsFile)) {
+    const saved = JSON.parse(await readFile(opsFile, "utf8"));
+    for (const [did, ops] of Object.entries(saved)) {
+      for (const op of ops) await db.validateAndAddOp(did, op);
+    }
+  }
+  const server = plc.PlcServer.create({ db, port });
+  await server.start();
+  const save = async () => {
+    if (!opsFile) return;
+    const ops = Object.fromEntries(
+      Object.entries(db.contents).map(([did, indexed]) => [did, indexed.map((entry) => entry.operation)]),
+    );
+    await writeFile(opsFile, JSON.stringify(ops));
+  };
+  return { server, save, url: `http://localhost:${port}`, count: () => Object.values(db.contents).reduce((sum, ops) => sum + ops.length, 0) };
+}
+
+async function startPds(config, plcUrl, dataDirectory) {
+  const env = {
+    devMode: true,
+    port: config.pdsPort,
+    hostname: "localhost",
+    serviceHandleDomains: [".test"],
+    dataDirectory,
+    blobstoreDiskLocation: join(dataDirectory, "blobs"),
+    didPlcUrl: plcUrl,
+    inviteRequired: false,
+    disableSsrfProtection: true,
+    rateLimitsEnabled: false,
+    jwtSecret: config.jwtSecret,
+    dpopSecret: config.dpopSecret,
+    adminPassword: config.adminPassword,
+    plcRotationKeyK256PrivateKeyHex: config.rotationKeyHex,
+  };
+  const server = await pds.PDS.create(pds.envToCfg(env), pds.envToSecrets(env));
+  await server.start();
+  return { server, url: `http://localhost:${config.pdsPort}` };
+}
+
+/** The account, created unless it already exists (a persistent sandbox's second start). */
+async function ensureAccount(pdsUrl, { handle, password }) {
+  const known = await fetch(`${pdsUrl}/xrpc/com.atproto.identity.resolveHandle?handle=${handle}`);
+  if (known.ok) return { handle, did: (await known.json()).did, password };
+  const response = await fetch(`${pdsUrl}/xrpc/com.atproto.server.createAccount`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ handle, password, email: `${handle}@example.test` }),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`createAccount ${handle}: ${body.error}: ${body.message}`);
+  return { handle: body.handle, did: body.did, password };
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const persistent = options.data !== null;
+  const dataDirectory = persistent ? options.data : await mkdtemp(join(tmpdir(), "swdesk-pds-"));
+  await mkdir(join(dataDirectory, "pds"), { recursive: true });
+  let plcServer;
+  let pdsServer;
+  let stopping = false;
+  const stop = async (code) => {
+    if (stopping) return;
+    stopping = true;
+    await pdsServer?.server.destroy().catch(() => {});
+    await plcServer?.save().catch(() => {});
+    await plcServer?.server.destroy().catch(() => {});
+    if (!persistent) await rm(dataDirectory, { recursive: true, force: true });
+    process.exit(code);
+  };
+  process.on("SIGTERM", () => stop(0));
+  process.on("SIGINT", () => stop(0));
+  process.stdin.on("end", () => stop(0));
+  process.stdin.on("close", () => stop(0));
+  process.stdin.resume();
+
+  try {
+    const config = await settings({ ...options, data: persistent ? dataDirectory : null });
+    const opsFile = persistent ? join(dataDirectory, "plc-ops.json") : null;
+    plcServer = await startPlc(config.plcPort, opsFile);
+    pdsServer = await startPds(config, plcServer.url, join(dataDirectory, "pds"));
+    const accounts = [];
+    for (const account of options.accounts) accounts.push(await ensureAccount(pdsServer.url, account));
+    if (persistent) {
+      await plcServer.save();
+      let saved = plcServer.count();
+      setInterval(() => {
+        if (plcServer.count() !== saved) plcServer.save().then(() => (saved = plcServer.count()));
+      }, PLC_SAVE_INTERVAL_MS).unref();
+    }
+    process.stdout.write(
+      JSON.stringify({
+        pdsUrl: pdsServer.url,
+        plcUrl: plcServer.url,
+        serviceDid: pdsServer.server.ctx.cfg.service.did,
+        adminPassword: config.adminPassword,
+        dataDirectory,
+        accounts,
+      }) + "\n",
+    );
+  } catch (error) {
+    process.stderr.write(`the sandbox PDS could not start: ${error.stack ?? error}\n`);
+    await stop(1);
+  }
+}
+
+main();

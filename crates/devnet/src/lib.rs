@@ -1,0 +1,11 @@
+//! The local sandbox network: real peers on loopback, plainly a sandbox. Today it holds the
+//! atproto PDS ([`pds`]): a real `@atproto/pds` with an in-memory PLC directory, run by the
+//! Node harness in `crates/devnet/pds/`, and [`authorize`]: a person at its authorization page,
+//! played by Chromium. Tests and `cargo xtask run` use them; nothing here is a stub: records
+//! written to it are real records in a real repo, and sign-in goes through its real OAuth pages.
+
+pub mod authorize;
+pub mod pds;
+
+pub use authorize::{Decision, authorize};
+pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};

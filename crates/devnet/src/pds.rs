@@ -1,0 +1,267 @@
+//! Starting the sandbox PDS and handing out accounts. [`SandboxPds::start`] spawns the Node
+//! harness (`pds/pds.mjs`), waits for its one JSON line, and keeps its stdin open: when the
+//! handle is dropped (or the test process dies) stdin closes and the harness stops and removes
+//! its data. [`SandboxPds::start_with`] a [`Storage::Persistent`] directory keeps the sandbox
+//! (secrets, repos, PLC operations) across restarts instead. [`SandboxPds::from_env_or_start`]
+//! reuses a PDS that `cargo xtask test` started once for the whole run (`SWDESK_SANDBOX_PDS`
+//! holds its JSON line), so tests do not each pay for a start.
+//! [`SandboxPds::create_account`] gives each test an account of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Where a sandbox keeps its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Storage {
+    /// Free ports and a temporary directory, removed when the harness stops (tests).
+    Throwaway,
+    /// Kept in `dir` across restarts, on fixed ports (`cargo xtask run`).
+    Persistent {
+        /// The data directory.
+        dir: PathBuf,
+        /// The PDS's port.
+        pds_port: u16,
+        /// The PLC directory's port.
+        plc_port: u16,
+    },
+}
+
+/// The environment variable through which a started PDS is shared with test processes.
+pub const SANDBOX_PDS_ENV: &str = "SWDESK_SANDBOX_PDS";
+
+/// How long the harness may take to print its line (a cold start is 2-3 s).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the harness prints once ready.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdsInfo {
+    /// The PDS, e.g. `http://localhost:43881` (its issuer and DID-document endpoint too).
+    pub pds_url: String,
+    /// The in-memory PLC directory.
+    pub plc_url: String,
+    /// The PDS's own DID (`did:web:localhost`).
+    pub service_did: String,
+    /// The PDS's admin password (made up at start).
+    pub admin_password: String,
+    /// Where the PDS keeps its data; removed when it stops.
+    pub data_directory: String,
+    /// The accounts asked for on the command line.
+    pub accounts: Vec<Account>,
+}
+
+impl std::fmt::Debug for PdsInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PdsInfo")
+            .field("pds_url", &self.pds_url)
+            .field("plc_url", &self.plc_url)
+            .field("service_did", &self.service_did)
+            .field("admin_password", &"<redacted>")
+            .field("data_directory", &self.data_directory)
+            .field("accounts", &self.accounts)
+            .finish()
+    }
+}
+
+/// An account on the sandbox PDS.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub handle: String,
+    pub did: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("handle", &self.handle)
+            .field("did", &self.did)
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxPdsError {
+    #[error(
+        "cannot start the sandbox PDS harness (is Node.js installed, and `npm ci` run in {dir}?): {source}"
+    )]
+    Spawn { dir: String, source: std::io::Error },
+    #[error("the sandbox PDS harness exited before it was ready (see its stderr above)")]
+    ExitedEarly,
+    #[error("the sandbox PDS was not ready within {0:?}")]
+    Timeout(Duration),
+    #[error("the sandbox PDS printed something that is not its ready line: {0}")]
+    BadReadyLine(serde_json::Error),
+    #[error("{SANDBOX_PDS_ENV} does not hold a ready line: {0}")]
+    BadEnvironment(serde_json::Error),
+    #[error("creating account {handle} failed: {message}")]
+    CreateAccount { handle: String, message: String },
+    #[error("reading the harness's output failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A running sandbox PDS: started here (and stopped on drop) or shared from the environment.
+/// Dropping a started one closes the harness's stdin; the harness then stops and removes its
+/// data by itself (a kill would leave the data behind).
+#[derive(Debug)]
+pub struct SandboxPds {
+    info: PdsInfo,
+    /// Held for its stdin: dropping it closes the pipe, and the harness stops by itself.
+    _harness: Option<Child>,
+    http: reqwest::Client,
+}
+
+static ACCOUNTS_MADE: AtomicU64 = AtomicU64::new(0);
+
+impl SandboxPds {
+    /// The directory of the Node harness (`npm ci` there installs the PDS).
+    pub fn harness_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("pds")
+    }
+
+    /// Starts a throwaway PDS with the given `(handle, password)` accounts.
+    pub async fn start(accounts: &[(&str, &str)]) -> Result<Self, SandboxPdsError> {
+        Self::start_with(&Storage::Throwaway, accounts).await
+    }
+
+    /// Starts a PDS kept as `storage` says, with the given `(handle, password)` accounts
+    /// (created unless they exist).
+    pub async fn start_with(
+        storage: &Storage,
+        accounts: &[(&str, &str)],
+    ) -> Result<Self, SandboxPdsError> {
+        let dir = Self::harness_dir();
+        let mut command = Command::new("node");
+        command
+            .arg("pds.mjs")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Storage::Persistent {
+            dir,
+            pds_port,
+            plc_port,
+        } = storage
+        {
+            command.arg("--data").arg(dir);
+            command.args([
+                "--pds-port",
+                &pds_port.to_string(),
+                "--plc-port",
+                &plc_port.to_string(),
+            ]);
+        }
+        for (handle, password) in accounts {
+            command.arg("--account").arg(format!("{handle}:{password}"));
+        }
+        let mut harness = command.spawn().map_err(|source| SandboxPdsError::Spawn {
+            dir: dir.display().to_string(),
+            source,
+        })?;
+        let stdout = harness.stdout.take().ok_or(SandboxPdsError::ExitedEarly)?;
+        let mut line = String::new();
+        let mut reader = BufReader::new(stdout);
+        let read = reader.read_line(&mut line);
+        match tokio::time::timeout(START_TIMEOUT, read).await {
+            Err(_) => return Err(SandboxPdsError::Timeout(START_TIMEOUT)),
+            Ok(Ok(0)) => return Err(SandboxPdsError::ExitedEarly),
+            Ok(result) => result?,
+        };
+        let info = serde_json::from_str(&line).map_err(SandboxPdsError::BadReadyLine)?;
+        Ok(Self {
+            info,
+            _harness: Some(harness),
+            http: reqwest::Client::new(),
+        })
+    }
+
+    /// The PDS named by `SWDESK_SANDBOX_PDS`, when the test run started one; else a new one.
+    pub async fn from_env_or_start() -> Result<Self, SandboxPdsError> {
+        match std::env::var(SANDBOX_PDS_ENV) {
+            Ok(line) => {
+                let info = serde_json::from_str(&line).map_err(SandboxPdsError::BadEnvironment)?;
+                Ok(Self {
+                    info,
+                    _harness: None,
+                    http: reqwest::Client::new(),
+                })
+            }
+            Err(_) => Self::start(&[]).await,
+        }
+    }
+
+    /// Stops a harness this handle started and waits until it has (its ports are free then).
+    pub async fn stop(mut self) -> Result<(), SandboxPdsError> {
+        if let Some(mut harness) = self._harness.take() {
+            drop(harness.stdin.take());
+            harness.wait().await?;
+        }
+        Ok(())
+    }
+
+    pub fn info(&self) -> &PdsInfo {
+        &self.info
+    }
+
+    /// The ready line, for handing this PDS to child processes through [`SANDBOX_PDS_ENV`].
+    pub fn ready_line(&self) -> String {
+        serde_json::to_string(&self.info).unwrap_or_default()
+    }
+
+    /// Creates a fresh account whose handle starts with `prefix` (unique across processes).
+    pub async fn create_account(&self, prefix: &str) -> Result<Account, SandboxPdsError> {
+        let handle = format!("{prefix}-{}.test", unique_suffix());
+        let password = format!("pw-{}", unique_suffix());
+        let url = format!(
+            "{}/xrpc/com.atproto.server.createAccount",
+            self.info.pds_url
+        );
+        let body = serde_json::json!({
+            "handle": handle,
+            "password": password,
+            "email": format!("{handle}@example.test"),
+        });
+        let failed = |message: String| SandboxPdsError::CreateAccount {
+            handle: handle.clone(),
+            message,
+        };
+        let response = self
+            .http
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let status = response.status();
+        let answer: serde_json::Value = response.json().await.map_err(|e| failed(e.to_string()))?;
+        if !status.is_success() {
+            return Err(failed(format!("{status}: {answer}")));
+        }
+        let did = answer["did"]
+            .as_str()
+            .ok_or_else(|| failed(format!("no did in {answer}")))?;
+        Ok(Account {
+            handle: handle.clone(),
+            did: did.to_owned(),
+            password,
+        })
+    }
+}
+
+/// Process id, a per-process counter and the clock: unique among concurrent test processes.
+fn unique_suffix() -> String {
+    let count = ACCOUNTS_MADE.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.subsec_nanos())
+        .unwrap_or_default();
+    format!("{:x}{count:x}{:x}", std::process::id(), nanos % 0xfff)
+}

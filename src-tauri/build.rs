@@ -2,7 +2,14 @@
 //! called from the window, and a listed one still needs a permission in `capabilities/`.
 
 /// Every command the window may call. Keep in step with `commands::specta_builder`.
-const COMMANDS: &[&str] = &["app_info", "ui_ready"];
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "ui_ready",
+    "session",
+    "sign_in",
+    "cancel_sign_in",
+    "sign_out",
+];
 
 fn main() {
     tauri_build::try_build(

@@ -5,14 +5,21 @@
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands};
 
-use crate::commands;
+use crate::{commands, session};
 
 /// Where the generated bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../ui/src/ipc/bindings.ts";
 
 /// Every command and event of the app, with their types.
 pub fn specta_builder() -> Builder<tauri::Wry> {
-    Builder::<tauri::Wry>::new().commands(collect_commands![commands::app_info, commands::ui_ready])
+    Builder::<tauri::Wry>::new().commands(collect_commands![
+        commands::app_info,
+        commands::ui_ready,
+        session::session,
+        session::sign_in,
+        session::cancel_sign_in,
+        session::sign_out,
+    ])
 }
 
 /// Writes the TypeScript bindings to `path`.

@@ -3,8 +3,11 @@
 //! `capabilities/main.json`; `bindings::specta_builder` registers them and generates their
 //! TypeScript types.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use specta::Type;
+use swdesk_api::Sessions;
 use tauri::{AppHandle, Manager, State};
 
 use crate::startup::{self, Startup};
@@ -15,10 +18,20 @@ use crate::startup::{self, Startup};
 pub struct AppInfo {
     pub name: String,
     pub version: String,
-    /// The network the app talks to: `Local sandbox` unless configured otherwise.
+    /// The network the app talks to (`Local sandbox` under `cargo xtask run`).
     pub network: String,
+    /// The local sandbox's demo account, shown on the sign-in screen.
+    pub demo: Option<DemoAccount>,
     pub data_dir: String,
     pub log_dir: String,
+}
+
+/// An account the local sandbox made for trying the app (a sandbox password, nothing real).
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DemoAccount {
+    pub handle: String,
+    pub password: String,
 }
 
 /// An error as the window sees it: a stable `code` to branch on and a readable `message`.
@@ -30,7 +43,7 @@ pub struct CommandError {
 }
 
 impl CommandError {
-    fn new(code: &str, message: impl ToString) -> Self {
+    pub(crate) fn new(code: &str, message: impl ToString) -> Self {
         Self {
             code: code.to_owned(),
             message: message.to_string(),
@@ -41,7 +54,10 @@ impl CommandError {
 /// Facts about this installation for the Settings screen.
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(app: AppHandle) -> Result<AppInfo, CommandError> {
+pub fn app_info(
+    app: AppHandle,
+    sessions: State<'_, Arc<Sessions>>,
+) -> Result<AppInfo, CommandError> {
     let paths = app.path();
     let dir = |result: tauri::Result<std::path::PathBuf>| {
         result
@@ -51,7 +67,11 @@ pub fn app_info(app: AppHandle) -> Result<AppInfo, CommandError> {
     Ok(AppInfo {
         name: app.package_info().name.clone(),
         version: app.package_info().version.to_string(),
-        network: "Local sandbox".to_owned(),
+        network: sessions.network().display_name.clone(),
+        demo: sessions.network().demo.as_ref().map(|demo| DemoAccount {
+            handle: demo.handle.clone(),
+            password: demo.password.clone(),
+        }),
         data_dir: dir(paths.app_data_dir())?,
         log_dir: dir(paths.app_log_dir())?,
     })

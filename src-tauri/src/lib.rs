@@ -6,25 +6,38 @@
 pub mod bindings;
 mod commands;
 mod logging;
+mod session;
 mod startup;
 
+use std::sync::Arc;
 use std::time::Instant;
 
+use swdesk_api::{Network, Sessions, SystemBrowser};
 use tauri::Manager;
 
 /// Opens the app and blocks until its last window closes.
 pub fn run(process_start: Instant) {
+    let network = match Network::from_env() {
+        Ok(network) => network,
+        Err(error) => {
+            eprintln!("Socialweb Desk could not start: {error}");
+            std::process::exit(2);
+        }
+    };
+    let sessions = Arc::new(Sessions::new(network, Arc::new(SystemBrowser)));
     let builder = bindings::specta_builder();
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()
         .manage(startup::Startup::new(process_start))
+        .manage(sessions)
         .invoke_handler(invoke_handler)
         .setup(move |app| {
             let log_dir = app.path().app_log_dir()?;
             let guard = logging::install(&log_dir)?;
             app.manage(guard);
             builder.mount_events(app);
-            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), "swdesk started");
+            let network = app.state::<Arc<Sessions>>().network().display_name.clone();
+            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), %network, "swdesk started");
             Ok(())
         })
         .build(tauri::generate_context!());

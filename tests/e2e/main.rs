@@ -3,3 +3,4 @@
 //! step under `target/e2e/`.
 
 mod shell;
+mod sign_in;

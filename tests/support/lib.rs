@@ -1,11 +1,13 @@
 //! Support for the end-to-end tests: [`AppWindow`] starts the real app binary through
-//! tauri-driver (which drives WebKitWebDriver) on the display the suite runs under, gives it a
-//! home of its own (XDG data, config and cache directories, removed afterwards), and offers the
-//! few steps the tests need: find, click, read text, press a shortcut, save a screenshot.
+//! tauri-driver (which drives WebKitWebDriver) on the display the suite runs under, on the local
+//! sandbox (the run's shared PDS), gives it a home of its own (XDG data, config and cache
+//! directories, removed afterwards), and offers the few steps the tests need: find, click,
+//! type, read text, press a shortcut, restart the app, save a screenshot.
 //!
-//! The suite runs through `cargo xtask test`, which builds the app, starts Xvfb and a D-Bus
-//! session, and sets `SWDESK_APP_BINARY`, `SWDESK_TAURI_DRIVER` and `SWDESK_E2E_OUTPUT`. Run
-//! any other way, a test fails at once and says what is missing.
+//! The suite runs through `cargo xtask test`, which builds the app, starts Xvfb, a D-Bus session
+//! with a keyring and the sandbox PDS, and sets `SWDESK_APP_BINARY`, `SWDESK_TAURI_DRIVER`,
+//! `SWDESK_E2E_OUTPUT` and `SWDESK_SANDBOX_PDS`. Run any other way, a test fails at once and
+//! says what is missing.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -15,6 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
+use swdesk_devnet::SandboxPds;
+
+/// The variable that hands the sandbox to the app (see `swdesk-api`'s network).
+pub const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
 
 /// How long a step waits for what it expects before the test fails.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -25,14 +31,60 @@ pub struct AppWindow {
     client: Client,
     driver: Child,
     home: PathBuf,
+    env: Vec<(String, String)>,
+    /// The sandbox the app talks to, kept alive as long as the window (when this test started it).
+    sandbox: Option<SandboxPds>,
     test_name: String,
     screenshots: PathBuf,
     shots_taken: usize,
 }
 
 impl AppWindow {
-    /// Starts tauri-driver and the app; the test's name prefixes its screenshots.
+    /// Starts tauri-driver and the app on the local sandbox, as `cargo xtask run` does; the
+    /// test's name prefixes its screenshots.
     pub async fn open(test_name: &str) -> anyhow::Result<Self> {
+        Self::open_with_env(test_name, &[]).await
+    }
+
+    /// Starts the app with extra environment variables (a browser, another sandbox line).
+    pub async fn open_with_env(test_name: &str, env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let home =
+            std::env::temp_dir().join(format!("swdesk-e2e-{}-{test_name}", std::process::id()));
+        std::fs::remove_dir_all(&home).ok();
+        let sandbox = SandboxPds::from_env_or_start().await?;
+        let mut merged = vec![(SANDBOX_ENV.to_owned(), sandbox.ready_line())];
+        merged.extend(
+            env.iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
+        );
+        let mut window = Self::launch(test_name, home, merged, 0).await?;
+        window.sandbox = Some(sandbox);
+        Ok(window)
+    }
+
+    /// Closes the app and starts it again in the same home with the same environment, as a
+    /// person quitting and reopening it would.
+    pub async fn restart(mut self) -> anyhow::Result<Self> {
+        self.client.clone().close().await?;
+        self.stop_driver();
+        let (home, env) = (
+            std::mem::take(&mut self.home),
+            std::mem::take(&mut self.env),
+        );
+        let (test_name, shots) = (self.test_name.clone(), self.shots_taken);
+        let sandbox = self.sandbox.take();
+        drop(self);
+        let mut window = Self::launch(&test_name, home, env, shots).await?;
+        window.sandbox = sandbox;
+        Ok(window)
+    }
+
+    async fn launch(
+        test_name: &str,
+        home: PathBuf,
+        env: Vec<(String, String)>,
+        shots_taken: usize,
+    ) -> anyhow::Result<Self> {
         let binary = required_env("SWDESK_APP_BINARY")?;
         anyhow::ensure!(
             Path::new(&binary).is_file(),
@@ -42,9 +94,6 @@ impl AppWindow {
             .context("the window needs a display: run under xvfb-run (`cargo xtask test` does)")?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
-        let home =
-            std::env::temp_dir().join(format!("swdesk-e2e-{}-{test_name}", std::process::id()));
-        std::fs::remove_dir_all(&home).ok();
         let (port, native_port) = (free_port()?, free_port()?);
         let driver = Command::new(&driver_program)
             .args([
@@ -56,6 +105,8 @@ impl AppWindow {
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
+            // Later entries win: a test's own sandbox line replaces the default one.
+            .envs(env.iter().map(|(name, value)| (name, value)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -66,9 +117,11 @@ impl AppWindow {
             client: connect(port, &binary).await?,
             driver,
             home,
+            env,
+            sandbox: None,
             test_name: test_name.to_owned(),
             screenshots: screenshot_dir(),
-            shots_taken: 0,
+            shots_taken,
         };
         window.wait_for_shell().await?;
         window.screenshot("opened").await?;
@@ -159,6 +212,24 @@ impl AppWindow {
         Ok(path)
     }
 
+    /// Types `text` into the field matching the CSS selector, after clearing it.
+    pub async fn type_into(&self, css: &str, text: &str) -> anyhow::Result<()> {
+        let field = self.find(css).await?;
+        field.clear().await?;
+        field.send_keys(text).await?;
+        Ok(())
+    }
+
+    /// Waits until an element matches the CSS selector, for up to `timeout`.
+    pub async fn wait_for(&self, css: &str, timeout: Duration) -> anyhow::Result<Element> {
+        self.client
+            .wait()
+            .at_most(timeout)
+            .for_element(Locator::Css(css))
+            .await
+            .with_context(|| format!("no element matches `{css}` within {timeout:?}"))
+    }
+
     /// Ends the WebDriver session (the app closes) and stops tauri-driver.
     pub async fn close(mut self) -> anyhow::Result<()> {
         let client = self.client.clone();
@@ -190,7 +261,9 @@ impl Drop for AppWindow {
         if matches!(self.driver.try_wait(), Ok(None)) {
             self.stop_driver();
         }
-        std::fs::remove_dir_all(&self.home).ok();
+        if !self.home.as_os_str().is_empty() {
+            std::fs::remove_dir_all(&self.home).ok();
+        }
     }
 }
 
@@ -225,6 +298,8 @@ async fn connect(port: u16, binary: &str) -> anyhow::Result<Client> {
         "tauri:options".to_owned(),
         serde_json::json!({ "application": binary }),
     );
+    // Two rustls providers are linked here (fantoccini's and reqwest's): name the one to use.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = ClientBuilder::rustls()?;
     builder.capabilities(capabilities);
     let url = format!("http://127.0.0.1:{port}");

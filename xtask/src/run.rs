@@ -7,10 +7,15 @@ use anyhow::Context;
 
 use crate::cmd;
 use crate::paths::Paths;
+use crate::sandbox::{self, SandboxPds};
 use crate::setup::{self, Purpose};
 
 /// The app binary's name (see `src-tauri/Cargo.toml`).
 pub const APP_BINARY: &str = "swdesk";
+/// The variable that hands the sandbox to the app (see `swdesk-api`'s network).
+const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
+/// The sandbox's demo account, shown on the sign-in screen: a password on loopback only.
+const DEMO_ACCOUNT: (&str, &str) = ("alice.test", "alice-sandbox");
 
 pub fn run(paths: &Paths) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Run)?;
@@ -20,7 +25,20 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some(),
         "no display to open the window on: run from a desktop session (or under xvfb-run)"
     );
-    cmd::run(&mut Command::new(paths.binary("debug", APP_BINARY)))
+    let data = sandbox::persistent_data(paths);
+    let pds = SandboxPds::start(paths, Some(&data), &[DEMO_ACCOUNT])
+        .context("starting the local sandbox (delete its data to start afresh)")?;
+    eprintln!(
+        "the local sandbox is running (data in {}); sign in as {} with the password {}",
+        data.display(),
+        DEMO_ACCOUNT.0,
+        DEMO_ACCOUNT.1
+    );
+    let outcome = cmd::run(
+        Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, pds.ready_line()),
+    );
+    drop(pds);
+    outcome
 }
 
 /// Builds the window into `ui/dist`, which the app embeds.

@@ -28,11 +28,21 @@ pub struct SandboxPds {
 }
 
 impl SandboxPds {
-    /// Starts the harness with `(handle, password)` accounts and waits for its ready line.
-    pub fn start(paths: &Paths, accounts: &[(&str, &str)]) -> anyhow::Result<Self> {
+    /// Starts the harness with `(handle, password)` accounts and waits for its ready line. With
+    /// `data`, the sandbox persists there (fixed ports, kept across runs); without, it is
+    /// throwaway.
+    pub fn start(
+        paths: &Paths,
+        data: Option<&Path>,
+        accounts: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let mut command = Command::new("node");
+        command.arg("pds.mjs");
+        if let Some(data) = data {
+            std::fs::create_dir_all(data)?;
+            command.arg("--data").arg(data);
+        }
         command
-            .arg("pds.mjs")
             .current_dir(paths.devnet_pds())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -96,6 +106,11 @@ pub fn keyring_session(keyring_home: &Path, program: impl AsRef<std::ffi::OsStr>
         .arg(program)
         .env("XDG_DATA_HOME", keyring_home);
     command
+}
+
+/// Where `cargo xtask run` keeps its sandbox between runs.
+pub fn persistent_data(paths: &Paths) -> PathBuf {
+    paths.target.join("sandbox")
 }
 
 /// Where the keyring of a step keeps its data.

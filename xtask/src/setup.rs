@@ -163,8 +163,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 fn ensure_tauri_driver() -> anyhow::Result<()> {
-    let installed = cmd::stdout_of(Command::new(tauri_driver_program()).arg("--version"))
-        .is_some_and(|version| version.contains(TAURI_DRIVER_VERSION));
+    // tauri-driver has no --version: cargo's own record of what it installed says.
+    let record = std::fs::read_to_string(cargo_home().join(".crates.toml")).unwrap_or_default();
+    let installed = record.contains(&format!("\"tauri-driver {TAURI_DRIVER_VERSION} "))
+        && cmd::succeeds(Command::new(tauri_driver_program()).arg("--help"));
     if installed {
         return Ok(());
     }
@@ -190,11 +192,15 @@ pub fn tauri_driver_program() -> std::path::PathBuf {
     if on_path {
         return "tauri-driver".into();
     }
-    let cargo_home = std::env::var_os("CARGO_HOME")
+    cargo_home().join("bin").join("tauri-driver")
+}
+
+/// Where `cargo install` puts binaries and its records.
+fn cargo_home() -> std::path::PathBuf {
+    std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
-        .unwrap_or_default();
-    cargo_home.join("bin").join("tauri-driver")
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -95,8 +95,18 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
         );
     tally.suite("UI unit tests", vitest(paths));
     if built {
-        tally.suite("Rust tests", rust_tests(paths));
-        tally.suite("end-to-end", end_to_end(paths));
+        match SandboxPds::start(paths, None, &[]) {
+            Ok(pds) => {
+                tally.suite("Rust tests", rust_tests(paths, &pds));
+                tally.suite("end-to-end", end_to_end(paths, &pds));
+            }
+            Err(error) => {
+                tally.check(
+                    "the sandbox PDS for the Rust and end-to-end tests",
+                    Err(error),
+                );
+            }
+        }
     } else {
         tally.check(
             "Rust tests and end-to-end",
@@ -110,23 +120,21 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
 }
 
 /// Every Rust test but the window's, with the sandbox PDS running and a keyring session.
-fn rust_tests(paths: &Paths) -> anyhow::Result<Counts> {
+fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("ci");
     std::fs::remove_file(&junit).ok();
-    let pds = SandboxPds::start(paths, &[])?;
     let outcome = cmd::run(
         sandbox::keyring_session(&sandbox::keyring_home(paths, "rust-tests"), env!("CARGO"))
             .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
             .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
             .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
     );
-    drop(pds);
     read_junit(&junit).with_context(|| no_report(outcome))
 }
 
 /// The end-to-end suite: the real app under Xvfb, a D-Bus session with a keyring for it,
-/// tauri-driver.
-fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
+/// tauri-driver, the sandbox PDS.
+fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("e2e");
     std::fs::remove_file(&junit).ok();
     std::fs::create_dir_all(paths.e2e_output())?;
@@ -147,7 +155,8 @@ fn end_to_end(paths: &Paths) -> anyhow::Result<Counts> {
             ])
             .env("SWDESK_APP_BINARY", paths.binary("debug", APP_BINARY))
             .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
-            .env("SWDESK_E2E_OUTPUT", paths.e2e_output()),
+            .env("SWDESK_E2E_OUTPUT", paths.e2e_output())
+            .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
 }

@@ -216,9 +216,14 @@ impl SandboxPds {
         serde_json::to_string(&self.info).unwrap_or_default()
     }
 
-    /// Creates a fresh account whose handle starts with `prefix` (unique across processes).
+    /// Creates a fresh account whose handle starts with `prefix` (as much of it as fits; the
+    /// handle is unique across processes).
     pub async fn create_account(&self, prefix: &str) -> Result<Account, SandboxPdsError> {
-        let handle = format!("{prefix}-{}.test", unique_suffix());
+        // The PDS allows 18 characters before `.test`: the prefix gives way to the suffix.
+        let suffix = unique_suffix();
+        let room = 18usize.saturating_sub(suffix.len() + 1);
+        let prefix: String = prefix.chars().take(room).collect();
+        let handle = format!("{prefix}-{suffix}.test");
         let password = format!("pw-{}", unique_suffix());
         let url = format!(
             "{}/xrpc/com.atproto.server.createAccount",

@@ -7,18 +7,64 @@ import { invoke as __TAURI_INVOKE } from "@tauri-apps/api/core";
 /** Commands */
 export const commands = {
 	/**  Facts about this installation for the Settings screen. */
-	appInfo: () => typedError<AppInfo, CommandError>(__TAURI_INVOKE("app_info")),
+	appInfo: () => typedError<AppInfo_Serialize, CommandError>(__TAURI_INVOKE("app_info")),
 	/**  The window calls this once it has painted for the first time. */
 	uiReady: () => __TAURI_INVOKE<void>("ui_ready"),
+	/**  The session now (the first call restores the keychain's session). */
+	session: () => typedError<Session_Serialize, CommandError>(__TAURI_INVOKE("session")),
+	/**  Signs in the handle or DID through the browser; answers once the browser came back. */
+	signIn: (input: string) => typedError<AccountDto_Serialize, CommandError>(__TAURI_INVOKE("sign_in", { input })),
+	/**  Stops a sign-in that waits for the browser. */
+	cancelSignIn: () => __TAURI_INVOKE<boolean>("cancel_sign_in"),
+	/**  Revokes the session and forgets it. */
+	signOut: () => typedError<null, CommandError>(__TAURI_INVOKE("sign_out")),
 };
 
 /* Types */
+/**  The signed-in account; nothing secret. */
+export type AccountDto = AccountDto_Serialize | AccountDto_Deserialize;
+
+/**  The signed-in account; nothing secret. */
+export type AccountDto_Deserialize = {
+	did: string,
+	handle?: string | null,
+	pds: string,
+	/**  The scopes the server granted, one per item. */
+	grantedScopes: string[],
+};
+
+/**  The signed-in account; nothing secret. */
+export type AccountDto_Serialize = {
+	did: string,
+	handle: string | null,
+	pds: string,
+	/**  The scopes the server granted, one per item. */
+	grantedScopes: string[],
+};
+
 /**  What the Settings screen shows about this installation. */
-export type AppInfo = {
+export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;
+
+/**  What the Settings screen shows about this installation. */
+export type AppInfo_Deserialize = {
 	name: string,
 	version: string,
-	/**  The network the app talks to: `Local sandbox` unless configured otherwise. */
+	/**  The network the app talks to (`Local sandbox` under `cargo xtask run`). */
 	network: string,
+	/**  The local sandbox's demo account, shown on the sign-in screen. */
+	demo?: DemoAccount | null,
+	dataDir: string,
+	logDir: string,
+};
+
+/**  What the Settings screen shows about this installation. */
+export type AppInfo_Serialize = {
+	name: string,
+	version: string,
+	/**  The network the app talks to (`Local sandbox` under `cargo xtask run`). */
+	network: string,
+	/**  The local sandbox's demo account, shown on the sign-in screen. */
+	demo: DemoAccount | null,
 	dataDir: string,
 	logDir: string,
 };
@@ -27,6 +73,40 @@ export type AppInfo = {
 export type CommandError = {
 	code: string,
 	message: string,
+};
+
+/**  An account the local sandbox made for trying the app (a sandbox password, nothing real). */
+export type DemoAccount = {
+	handle: string,
+	password: string,
+};
+
+/**  The session as the window shows it. */
+export type Session = Session_Serialize | Session_Deserialize;
+
+/**  Where the session is. */
+export type SessionState = "signedOut" | "signingIn" | "signedIn";
+
+/**  The session as the window shows it. */
+export type Session_Deserialize = {
+	state: SessionState,
+	/**  Signed in: who. */
+	account?: AccountDto_Deserialize | null,
+	/**  Signed out: why, when it was not the owner's choice. */
+	notice?: string | null,
+	/**  Signing in: the handle or DID. */
+	input?: string | null,
+};
+
+/**  The session as the window shows it. */
+export type Session_Serialize = {
+	state: SessionState,
+	/**  Signed in: who. */
+	account: AccountDto_Serialize | null,
+	/**  Signed out: why, when it was not the owner's choice. */
+	notice: string | null,
+	/**  Signing in: the handle or DID. */
+	input: string | null,
 };
 
 /* Tauri Specta runtime */

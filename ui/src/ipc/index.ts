@@ -2,9 +2,16 @@
 // generated `bindings.ts` (from the Rust commands; never edit it by hand); the rest of the UI
 // imports from this module only, never from `@tauri-apps/api` or the bindings directly.
 
-import { commands, type AppInfo, type CommandError } from "./bindings";
+import {
+  commands,
+  type AccountDto as Account,
+  type AppInfo,
+  type CommandError,
+  type DemoAccount,
+  type Session,
+} from "./bindings";
 
-export type { AppInfo, CommandError };
+export type { Account, AppInfo, CommandError, DemoAccount, Session };
 
 /** A failed command as the UI handles it: branch on `code`, show `message`. */
 export class IpcError extends Error {
@@ -30,4 +37,24 @@ export async function appInfo(): Promise<AppInfo> {
 /** Tells the shell the window has painted for the first time. */
 export async function uiReady(): Promise<void> {
   await commands.uiReady();
+}
+
+/** The session now; the first call restores the one kept in the keychain. */
+export async function session(): Promise<Session> {
+  return unwrap(await commands.session());
+}
+
+/** Signs in the handle or DID through the browser; resolves once the browser came back. */
+export async function signIn(input: string): Promise<Account> {
+  return unwrap(await commands.signIn(input));
+}
+
+/** Stops a sign-in that waits for the browser. */
+export async function cancelSignIn(): Promise<boolean> {
+  return commands.cancelSignIn();
+}
+
+/** Revokes the session and forgets it. */
+export async function signOut(): Promise<void> {
+  unwrap(await commands.signOut());
 }

@@ -1,0 +1,13 @@
+//! The facade of swdesk: what every caller (the app shell, tests, a CLI) uses, with the real
+//! adapters wired in. It knows nothing of Tauri; the shell turns its answers into DTOs.
+//!
+//! Map:
+//! - [`network`]: which network the app talks to (the local sandbox, or the public network);
+//! - [`session`]: the owner's session: restore, sign in through the browser, sign out.
+
+pub mod network;
+pub mod session;
+
+pub use network::{DemoAccount, Network, NetworkError};
+pub use session::{SessionError, SessionView, Sessions};
+pub use swdesk_atproto::{Account, SystemBrowser};

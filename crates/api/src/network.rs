@@ -1,0 +1,160 @@
+//! Which network the app talks to. The **local sandbox** (what `cargo xtask run` starts: a
+//! real PDS and PLC on loopback) is described by the harness's ready line, handed to the app in
+//! `SWDESK_SANDBOX`; without it the app talks to the public atproto network, presenting the
+//! hosted client metadata document (`SWDESK_CLIENT_ID` overrides its URL).
+//!
+//! Invariants: a sandbox never reaches beyond loopback (its handles resolve through its own
+//! PDS, its DIDs through its own PLC); sessions of different networks live in different
+//! keychain entries (the network's [`Network::keychain_name`]).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use swdesk_atproto::identity::IdentityConfig;
+use swdesk_atproto::{ClientKind, OAuthConfig};
+use url::Url;
+
+/// The variable that carries the sandbox's ready line.
+pub const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
+/// The variable that overrides the hosted client metadata URL.
+pub const CLIENT_ID_ENV: &str = "SWDESK_CLIENT_ID";
+/// Where the production client metadata document is hosted.
+pub const DEFAULT_CLIENT_ID: &str = "https://desk.socialweb.computer/oauth-client-metadata.json";
+/// How long the owner has to finish signing in in the browser.
+pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// An account the sandbox made for trying the app, shown on the sign-in screen.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct DemoAccount {
+    /// Its handle.
+    pub handle: String,
+    /// Its password (a sandbox password, made up on this machine).
+    pub password: String,
+}
+
+/// What the sandbox harness prints when ready (the fields the app needs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SandboxLine {
+    pds_url: Url,
+    plc_url: Url,
+    #[serde(default)]
+    accounts: Vec<DemoAccount>,
+}
+
+/// The network the app talks to.
+#[derive(Debug, Clone)]
+pub struct Network {
+    /// Shown in Settings.
+    pub display_name: String,
+    /// Names its keychain entry.
+    pub keychain_name: String,
+    /// How sign-in is done.
+    pub oauth: OAuthConfig,
+    /// The sandbox's demo account, if any.
+    pub demo: Option<DemoAccount>,
+}
+
+/// The network description could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetworkError {
+    /// `SWDESK_SANDBOX` is not a ready line.
+    #[error(
+        "{SANDBOX_ENV} does not describe a sandbox ({0}); start the app with `cargo xtask run`"
+    )]
+    Sandbox(String),
+    /// `SWDESK_CLIENT_ID` is not a URL.
+    #[error("{CLIENT_ID_ENV} is not an https URL: {0}")]
+    ClientId(String),
+}
+
+impl Network {
+    /// The network the environment names: the sandbox when `SWDESK_SANDBOX` is set.
+    pub fn from_env() -> Result<Self, NetworkError> {
+        match std::env::var(SANDBOX_ENV) {
+            Ok(line) => Self::sandbox(&line),
+            Err(_) => Self::public(std::env::var(CLIENT_ID_ENV).ok().as_deref()),
+        }
+    }
+
+    /// The local sandbox described by the harness's ready line.
+    pub fn sandbox(ready_line: &str) -> Result<Self, NetworkError> {
+        let line: SandboxLine = serde_json::from_str(ready_line)
+            .map_err(|error| NetworkError::Sandbox(error.to_string()))?;
+        Ok(Self {
+            display_name: "Local sandbox".to_owned(),
+            keychain_name: format!(
+                "sandbox-{}",
+                line.pds_url.port_or_known_default().unwrap_or(0)
+            ),
+            oauth: OAuthConfig {
+                identity: IdentityConfig::sandbox(line.plc_url, line.pds_url),
+                client: ClientKind::Loopback,
+                callback_timeout: SIGN_IN_TIMEOUT,
+            },
+            demo: line.accounts.into_iter().next(),
+        })
+    }
+
+    /// The public atproto network, presenting the client metadata at `client_id` (or ours).
+    pub fn public(client_id: Option<&str>) -> Result<Self, NetworkError> {
+        let text = client_id.unwrap_or(DEFAULT_CLIENT_ID);
+        let client_id = Url::parse(text)
+            .ok()
+            .filter(|url| url.scheme() == "https")
+            .ok_or_else(|| NetworkError::ClientId(text.to_owned()))?;
+        Ok(Self {
+            display_name: "atproto network".to_owned(),
+            keychain_name: "public".to_owned(),
+            oauth: OAuthConfig {
+                identity: IdentityConfig::public(),
+                client: ClientKind::Hosted { client_id },
+                callback_timeout: SIGN_IN_TIMEOUT,
+            },
+            demo: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"pdsUrl":"http://localhost:2583","plcUrl":"http://localhost:2582","serviceDid":"did:web:localhost","adminPassword":"x","dataDirectory":"/tmp/s","accounts":[{"handle":"demo.test","did":"did:plc:abc","password":"demo-pw"}]}"#;
+
+    #[test]
+    fn a_ready_line_describes_a_loopback_sandbox_with_its_demo_account() {
+        let network = Network::sandbox(LINE).unwrap();
+        assert_eq!(network.display_name, "Local sandbox");
+        assert_eq!(network.keychain_name, "sandbox-2583");
+        assert_eq!(network.oauth.client, ClientKind::Loopback);
+        assert!(network.oauth.identity.allow_http_localhost);
+        assert_eq!(
+            network.demo,
+            Some(DemoAccount {
+                handle: "demo.test".into(),
+                password: "demo-pw".into()
+            })
+        );
+    }
+
+    #[test]
+    fn the_public_network_presents_a_hosted_https_client_id() {
+        let network = Network::public(None).unwrap();
+        assert_eq!(
+            network.oauth.client,
+            ClientKind::Hosted {
+                client_id: Url::parse(DEFAULT_CLIENT_ID).unwrap()
+            }
+        );
+        assert!(!network.oauth.identity.allow_http_localhost);
+        assert!(matches!(
+            Network::public(Some("http://insecure.example")),
+            Err(NetworkError::ClientId(_))
+        ));
+        assert!(matches!(
+            Network::sandbox("not json"),
+            Err(NetworkError::Sandbox(_))
+        ));
+    }
+}

@@ -1,0 +1,308 @@
+//! The owner's session as the app sees it: signed out, signing in (waiting for the browser),
+//! or signed in. [`Sessions`] restores the keychain's session once (checking with the PDS that
+//! it still holds), runs one sign-in at a time (a new one, or a cancel, stops the one waiting),
+//! and signs out.
+//!
+//! Invariants: the state only moves forward from a sign-in that is still the current attempt
+//! (a cancelled or superseded attempt changes nothing when it ends); a session the server no
+//! longer accepts is forgotten at restore and the owner is told; an unreachable PDS at restore
+//! keeps the session (offline is not signed out).
+
+use std::sync::{Arc, Mutex};
+
+use swdesk_atproto::keychain::{Keychain, KeychainError, SessionStore};
+use swdesk_atproto::xrpc::{XrpcError, XrpcRequest};
+use swdesk_atproto::{Account, Agent, Browser, OAuthClient, OAuthError};
+use tokio::sync::OnceCell;
+use tokio::task::AbortHandle;
+
+use crate::network::Network;
+
+/// What the window shows about the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionView {
+    /// Nobody is signed in; `notice` says why, when a session just ended.
+    SignedOut {
+        /// Why the owner is signed out, when it was not their choice.
+        notice: Option<String>,
+    },
+    /// A sign-in waits for the browser.
+    SigningIn {
+        /// The handle or DID being signed in.
+        input: String,
+    },
+    /// Signed in.
+    SignedIn(Account),
+}
+
+/// Why a session action failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The OS keychain is not there.
+    #[error(transparent)]
+    Keychain(#[from] KeychainError),
+    /// Sign-in failed.
+    #[error(transparent)]
+    SignIn(OAuthError),
+    /// The sign-in was cancelled (by the owner, or by a newer sign-in).
+    #[error("the sign-in was cancelled")]
+    Cancelled,
+    /// Someone is signed in already.
+    #[error("{0} is signed in; sign out first")]
+    AlreadySignedIn(String),
+    /// Signed out locally, but the server did not confirm the revocation.
+    #[error("signed out on this device, but the server could not revoke the session: {0}")]
+    NotRevoked(OAuthError),
+}
+
+impl SessionError {
+    /// A stable code for the window to branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Keychain(_) => "keychain",
+            Self::SignIn(error) => error.code(),
+            Self::Cancelled => "cancelled",
+            Self::AlreadySignedIn(_) => "already-signed-in",
+            Self::NotRevoked(_) => "not-revoked",
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    SignedOut {
+        notice: Option<String>,
+    },
+    SigningIn {
+        attempt: u64,
+        input: String,
+        abort: AbortHandle,
+    },
+    SignedIn(Agent),
+}
+
+/// Where sessions are kept: the OS keychain (opened on first use, off the start-up path), or
+/// a store given by the caller.
+#[derive(Debug)]
+enum StoreSource {
+    Keychain,
+    Given(Result<Arc<dyn SessionStore>, KeychainError>),
+}
+
+/// The session of one network.
+#[derive(Debug)]
+pub struct Sessions {
+    network: Network,
+    browser: Arc<dyn Browser>,
+    source: StoreSource,
+    client: OnceCell<Result<OAuthClient, KeychainError>>,
+    state: Mutex<State>,
+    attempts: Mutex<u64>,
+    restored: OnceCell<()>,
+}
+
+impl Sessions {
+    /// Sessions of `network`, kept in the OS keychain, signing in through `browser`.
+    pub fn new(network: Network, browser: Arc<dyn Browser>) -> Self {
+        Self::from_source(network, browser, StoreSource::Keychain)
+    }
+
+    /// Sessions kept in `store` (a keychain entry of the caller's, or its failure to open).
+    pub fn with_store(
+        network: Network,
+        browser: Arc<dyn Browser>,
+        store: Result<Arc<dyn SessionStore>, KeychainError>,
+    ) -> Self {
+        Self::from_source(network, browser, StoreSource::Given(store))
+    }
+
+    fn from_source(network: Network, browser: Arc<dyn Browser>, source: StoreSource) -> Self {
+        Self {
+            network,
+            browser,
+            source,
+            client: OnceCell::new(),
+            state: Mutex::new(State::SignedOut { notice: None }),
+            attempts: Mutex::new(0),
+            restored: OnceCell::new(),
+        }
+    }
+
+    /// The sign-in client, its store opened on first use.
+    async fn client(&self) -> Result<OAuthClient, KeychainError> {
+        let opened = self
+            .client
+            .get_or_init(|| async {
+                let store = match &self.source {
+                    StoreSource::Given(store) => store.clone(),
+                    StoreSource::Keychain => {
+                        open_keychain(self.network.keychain_name.clone()).await
+                    }
+                };
+                let (oauth, browser) = (self.network.oauth.clone(), self.browser.clone());
+                store.map(|store| OAuthClient::new(oauth, reqwest::Client::new(), browser, store))
+            })
+            .await;
+        opened.clone()
+    }
+
+    /// The network these sessions are on.
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    /// The signed-in agent, if any.
+    pub fn agent(&self) -> Option<Agent> {
+        match &*self.lock() {
+            State::SignedIn(agent) => Some(agent.clone()),
+            _ => None,
+        }
+    }
+
+    /// The session now; the first call restores the keychain's session.
+    pub async fn current(&self) -> SessionView {
+        self.restored.get_or_init(|| self.restore()).await;
+        self.view()
+    }
+
+    fn view(&self) -> SessionView {
+        match &*self.lock() {
+            State::SignedOut { notice } => SessionView::SignedOut {
+                notice: notice.clone(),
+            },
+            State::SigningIn { input, .. } => SessionView::SigningIn {
+                input: input.clone(),
+            },
+            State::SignedIn(agent) => SessionView::SignedIn(agent.account()),
+        }
+    }
+
+    async fn restore(&self) {
+        let Ok(client) = self.client().await else {
+            return;
+        };
+        let agent = match client.restore().await {
+            Ok(Some(agent)) => agent,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(%error, "the stored session could not be restored");
+                return self.set_signed_out(Some(error.to_string()));
+            }
+        };
+        let check = XrpcRequest::query("com.atproto.server.getSession", Vec::new());
+        match agent.call(&check).await {
+            Ok(_) | Err(XrpcError::Transport { .. }) => *self.lock() = State::SignedIn(agent),
+            Err(error) => {
+                tracing::info!(%error, "the stored session has ended");
+                let pds = agent.account().pds;
+                if let Err(error) = agent.sign_out().await {
+                    tracing::debug!(%error, "revoking an ended session");
+                }
+                self.set_signed_out(Some(format!(
+                    "Your session at {pds} has ended. Sign in again."
+                )));
+            }
+        }
+    }
+
+    /// Signs in the account `input` names (handle or DID); waits for the browser.
+    pub async fn sign_in(&self, input: &str) -> Result<Account, SessionError> {
+        self.current().await;
+        let client = self.client().await?;
+        if let Some(agent) = self.agent() {
+            let account = agent.account();
+            return Err(SessionError::AlreadySignedIn(
+                account.handle.unwrap_or(account.did),
+            ));
+        }
+        let input = input.trim().to_owned();
+        let attempt = self.next_attempt();
+        let task = {
+            let input = input.clone();
+            tokio::spawn(async move { client.sign_in(&input).await })
+        };
+        let previous = std::mem::replace(
+            &mut *self.lock(),
+            State::SigningIn {
+                attempt,
+                input,
+                abort: task.abort_handle(),
+            },
+        );
+        if let State::SigningIn { abort, .. } = previous {
+            abort.abort();
+        }
+        let outcome = task.await;
+        let mut state = self.lock();
+        let current = matches!(&*state, State::SigningIn { attempt: now, .. } if *now == attempt);
+        match outcome {
+            Ok(Ok(agent)) if current => {
+                let account = agent.account();
+                *state = State::SignedIn(agent);
+                Ok(account)
+            }
+            Ok(Err(error)) => {
+                if current {
+                    *state = State::SignedOut { notice: None };
+                }
+                Err(SessionError::SignIn(error))
+            }
+            _ => Err(SessionError::Cancelled),
+        }
+    }
+
+    /// Stops the sign-in that waits for the browser; whether there was one.
+    pub fn cancel_sign_in(&self) -> bool {
+        let mut state = self.lock();
+        if let State::SigningIn { abort, .. } = &*state {
+            abort.abort();
+            *state = State::SignedOut { notice: None };
+            return true;
+        }
+        false
+    }
+
+    /// Revokes and forgets the session. The owner is signed out even when revocation failed.
+    pub async fn sign_out(&self) -> Result<(), SessionError> {
+        let Some(agent) = self.agent() else {
+            return Ok(());
+        };
+        let outcome = agent.sign_out().await;
+        self.set_signed_out(None);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(OAuthError::Keychain(error)) => Err(SessionError::Keychain(error)),
+            Err(error) => Err(SessionError::NotRevoked(error)),
+        }
+    }
+
+    fn set_signed_out(&self, notice: Option<String>) {
+        *self.lock() = State::SignedOut { notice };
+    }
+
+    fn next_attempt(&self) -> u64 {
+        let mut attempts = self
+            .attempts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *attempts += 1;
+        *attempts
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Opens the OS keychain off the async executor (it talks D-Bus, blocking).
+async fn open_keychain(network: String) -> Result<Arc<dyn SessionStore>, KeychainError> {
+    tokio::task::spawn_blocking(move || Keychain::open(&network))
+        .await
+        .map_err(|error| KeychainError::Unavailable {
+            reason: error.to_string(),
+            hint: "",
+        })?
+        .map(|keychain| Arc::new(keychain) as Arc<dyn SessionStore>)
+}

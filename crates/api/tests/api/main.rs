@@ -1,0 +1,7 @@
+//! The facade against real parts: the sandbox's PDS, Chromium at its authorization page, the
+//! real Secret Service.
+
+// Test helpers fail their test by panicking, as the tests themselves do.
+#![allow(clippy::unwrap_used)]
+
+mod session;

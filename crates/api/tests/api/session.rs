@@ -1,0 +1,144 @@
+//! The session as the window sees it: restored at start, signed in through the browser,
+//! cancelled while waiting, ended by the server, signed out.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use swdesk_api::{Network, SessionError, SessionView, Sessions};
+use swdesk_atproto::Browser;
+use swdesk_atproto::keychain::{Keychain, SessionStore};
+use swdesk_devnet::{Account, Decision, SandboxPds};
+use url::Url;
+
+/// The sandbox network of the shared PDS, its sessions in a keychain entry of this test's own.
+async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>) {
+    let pds = SandboxPds::from_env_or_start().await.unwrap();
+    let mut network = Network::sandbox(&pds.ready_line()).unwrap();
+    network.keychain_name = format!("api-test-{test}-{}", std::process::id());
+    let keychain = Keychain::open(&network.keychain_name).unwrap();
+    keychain.delete().unwrap();
+    (pds, network, Arc::new(keychain))
+}
+
+fn sessions(
+    network: &Network,
+    browser: Arc<dyn Browser>,
+    store: &Arc<dyn SessionStore>,
+) -> Sessions {
+    Sessions::with_store(network.clone(), browser, Ok(store.clone()))
+}
+
+/// Chromium signing in as `account` and approving.
+#[derive(Debug)]
+struct Approving(Account);
+
+impl Browser for Approving {
+    fn open(&self, url: &Url) -> Result<(), String> {
+        let (url, account) = (url.to_string(), self.0.clone());
+        tokio::spawn(
+            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
+        );
+        Ok(())
+    }
+}
+
+/// A browser the owner never finishes in.
+#[derive(Debug, Default)]
+struct Abandoned(Mutex<usize>);
+
+impl Browser for Abandoned {
+    fn open(&self, _url: &Url) -> Result<(), String> {
+        *self.0.lock().unwrap() += 1;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_signed_in_session_is_restored_by_the_next_start_until_signed_out() {
+    let (pds, network, store) = network("restore").await;
+    let account = pds.create_account("apirestore").await.unwrap();
+    let first = sessions(&network, Arc::new(Approving(account.clone())), &store);
+    assert_eq!(
+        first.current().await,
+        SessionView::SignedOut { notice: None }
+    );
+    let signed = first.sign_in(&account.handle).await.unwrap();
+    assert_eq!(signed.did, account.did);
+    assert!(matches!(first.current().await, SessionView::SignedIn(ref a) if a.did == account.did));
+
+    let next_start = sessions(&network, Arc::new(Abandoned::default()), &store);
+    assert!(
+        matches!(next_start.current().await, SessionView::SignedIn(ref a) if a.did == account.did)
+    );
+    let again = next_start.sign_in(&account.handle).await;
+    assert!(
+        matches!(again, Err(SessionError::AlreadySignedIn(_))),
+        "{again:?}"
+    );
+
+    next_start.sign_out().await.unwrap();
+    assert_eq!(
+        next_start.current().await,
+        SessionView::SignedOut { notice: None }
+    );
+    let after = sessions(&network, Arc::new(Abandoned::default()), &store);
+    assert_eq!(
+        after.current().await,
+        SessionView::SignedOut { notice: None }
+    );
+}
+
+#[tokio::test]
+async fn a_sign_in_waiting_for_the_browser_can_be_cancelled() {
+    let (pds, network, store) = network("cancel").await;
+    let account = pds.create_account("apicancel").await.unwrap();
+    let browser = Arc::new(Abandoned::default());
+    let sessions = Arc::new(sessions(&network, browser.clone(), &store));
+    let waiting = tokio::spawn({
+        let sessions = sessions.clone();
+        let handle = account.handle.clone();
+        async move { sessions.sign_in(&handle).await }
+    });
+    while *browser.0.lock().unwrap() == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        sessions.current().await,
+        SessionView::SigningIn {
+            input: account.handle.clone()
+        }
+    );
+    assert!(sessions.cancel_sign_in());
+    assert_eq!(waiting.await.unwrap(), Err(SessionError::Cancelled));
+    assert_eq!(
+        sessions.current().await,
+        SessionView::SignedOut { notice: None }
+    );
+    assert_eq!(store.load().unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_session_the_server_ended_is_forgotten_at_start_with_a_notice() {
+    let (pds, network, store) = network("ended").await;
+    let account = pds.create_account("apiended").await.unwrap();
+    let first = sessions(&network, Arc::new(Approving(account.clone())), &store);
+    first.sign_in(&account.handle).await.unwrap();
+    let kept = store.load().unwrap().unwrap();
+    first.sign_out().await.unwrap();
+    store.save(&kept).unwrap();
+
+    let next_start = sessions(&network, Arc::new(Abandoned::default()), &store);
+    match next_start.current().await {
+        SessionView::SignedOut {
+            notice: Some(notice),
+        } => {
+            assert!(notice.contains("has ended"), "{notice}");
+        }
+        other => panic!("expected signed out with a notice, got {other:?}"),
+    }
+    assert_eq!(
+        store.load().unwrap(),
+        None,
+        "the dead session is gone from the keychain"
+    );
+}

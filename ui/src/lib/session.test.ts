@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { adviceFor, describeScope, initialOf, sentence } from "./session";
+
+describe("sign-in advice", () => {
+  it("says what to do for every error code the shell sends", () => {
+    const codes = [
+      "identity", "pds-unreachable", "auth-server-unsuitable", "unreachable", "refused", "denied",
+      "callback-mismatch", "subject-mismatch", "timed-out", "browser", "keychain", "listener",
+    ];
+    const advice = codes.map(adviceFor);
+    expect(advice.every((text) => text !== "Try again.")).toBe(true);
+    expect(new Set(advice).size).toBe(codes.length);
+  });
+
+  it("falls back to a plain retry for a code it does not know", () => {
+    expect(adviceFor("something-new")).toBe("Try again.");
+  });
+});
+
+describe("granted scopes", () => {
+  it("read as what they allow", () => {
+    expect(describeScope("repo:computer.socialweb.infra")).toBe("Write computer.socialweb.infra records");
+    expect(describeScope("rpc:computer.socialweb.k8s.getJob?aud=*")).toBe("Call computer.socialweb.k8s.getJob");
+    expect(describeScope("transition:generic")).toMatch(/Broad access/);
+    expect(describeScope("atproto")).toBe("Your identity (atproto)");
+  });
+});
+
+describe("the avatar letter", () => {
+  it("comes from the handle, else from the DID", () => {
+    expect(initialOf("alice.test", "did:plc:xyz")).toBe("A");
+    expect(initialOf(null, "did:plc:xyz")).toBe("X");
+    expect(initialOf("", "did:web:")).toBe("?");
+  });
+});
+
+describe("messages from the shell", () => {
+  it("read as sentences", () => {
+    expect(sentence("the handle x.test does not resolve")).toBe("The handle x.test does not resolve");
+    expect(sentence("")).toBe("");
+  });
+});

@@ -1,0 +1,54 @@
+// View logic of the session: what an error code tells the owner to do, how the granted scopes
+// read. Pure functions, unit tested; the components only render what these return.
+
+/** What the sign-in screen says after an error, by the error's code. */
+export function adviceFor(code: string): string {
+  switch (code) {
+    case "identity":
+      return "Check the handle (like alice.bsky.social) or paste your DID.";
+    case "pds-unreachable":
+      return "Your PDS did not answer. Check your connection, or try again when it is back.";
+    case "auth-server-unsuitable":
+      return "Your PDS's sign-in server cannot sign in desktop apps. Ask its operator.";
+    case "unreachable":
+      return "The sign-in server did not answer. Check your connection and try again.";
+    case "refused":
+      return "The sign-in server refused the request. Try again; if it keeps failing, tell us.";
+    case "denied":
+      return "Access was not granted in the browser. Sign in again and choose Authorize.";
+    case "callback-mismatch":
+      return "The browser returned from another sign-in. Start again from this window.";
+    case "subject-mismatch":
+      return "You signed in as another account than the one you typed. Sign in again with that account.";
+    case "timed-out":
+      return "The browser did not come back in time. Start again and finish in the browser.";
+    case "browser":
+      return "No browser could be opened. Set a default browser and try again.";
+    case "keychain":
+      return "Your session is kept in the system keychain, which is not available. Install or unlock one (gnome-keyring or KWallet), then try again.";
+    case "listener":
+      return "This app could not listen for the browser's answer on 127.0.0.1. Check that local connections are allowed.";
+    default:
+      return "Try again.";
+  }
+}
+
+/** A granted scope, in words an owner reads at a glance. */
+export function describeScope(scope: string): string {
+  if (scope === "atproto") return "Your identity (atproto)";
+  if (scope === "transition:generic") return "Broad access to your repo (the server has no fine-grained scopes)";
+  if (scope.startsWith("repo:")) return `Write ${scope.slice("repo:".length).split("?")[0]} records`;
+  if (scope.startsWith("rpc:")) return `Call ${scope.slice("rpc:".length).split("?")[0]}`;
+  return scope;
+}
+
+/** The letter shown in the account's avatar. */
+export function initialOf(handle: string | null | undefined, did: string): string {
+  const source = handle ?? did.replace(/^did:[a-z]+:/, "");
+  return (source.match(/[a-z0-9]/i)?.[0] ?? "?").toUpperCase();
+}
+
+/** A message from the shell as a sentence: its first letter capitalised. */
+export function sentence(message: string): string {
+  return message.charAt(0).toUpperCase() + message.slice(1);
+}

@@ -11,6 +11,7 @@
 //! token's `sub` must be the DID resolved at the start; nothing is stored until every check
 //! passed; a sign-in that is dropped (cancelled) or times out leaves nothing behind.
 
+pub mod client_metadata;
 mod dpop;
 mod loopback;
 mod metadata;

@@ -51,6 +51,12 @@ pub fn granular() -> String {
         .join(" ")
 }
 
+/// Every scope this client may ask for (the granular set and the coarse fallback), as its
+/// client metadata must declare them.
+pub fn declared() -> String {
+    format!("{} transition:generic", granular())
+}
+
 /// Whether a granted scope string is the coarse fallback.
 pub fn is_generic(granted: &str) -> bool {
     granted

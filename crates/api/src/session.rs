@@ -300,9 +300,6 @@ impl Sessions {
 async fn open_keychain(network: String) -> Result<Arc<dyn SessionStore>, KeychainError> {
     tokio::task::spawn_blocking(move || Keychain::open(&network))
         .await
-        .map_err(|error| KeychainError::Unavailable {
-            reason: error.to_string(),
-            hint: "",
-        })?
+        .map_err(|error| KeychainError::unavailable(error.to_string()))?
         .map(|keychain| Arc::new(keychain) as Arc<dyn SessionStore>)
 }

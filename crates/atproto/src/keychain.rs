@@ -107,16 +107,20 @@ pub async fn blocking<T: Send + 'static>(
 ) -> Result<T, KeychainError> {
     tokio::task::spawn_blocking(move || call(store.as_ref()))
         .await
-        .map_err(|error| KeychainError::Unavailable {
-            reason: error.to_string(),
-            hint: HINT,
-        })?
+        .map_err(|error| KeychainError::unavailable(error.to_string()))?
 }
 
 fn unavailable(error: keyring_core::Error) -> KeychainError {
-    KeychainError::Unavailable {
-        reason: error.to_string(),
-        hint: HINT,
+    KeychainError::unavailable(error.to_string())
+}
+
+impl KeychainError {
+    /// The keychain did not answer for `reason`; the platform's hint says what to do.
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Self::Unavailable {
+            reason: reason.into(),
+            hint: HINT,
+        }
     }
 }
 
@@ -140,10 +144,9 @@ fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
 
 #[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
 fn platform_store() -> Result<Arc<CredentialStore>, KeychainError> {
-    Err(KeychainError::Unavailable {
-        reason: "this platform has no supported keychain".to_owned(),
-        hint: HINT,
-    })
+    Err(KeychainError::unavailable(
+        "this platform has no supported keychain",
+    ))
 }
 
 /// A session store in memory, for other crates' unit tests only.

@@ -1,0 +1,58 @@
+//! The one integration test binary of `swdesk-controller`: the reconcile runtime driven by an
+//! in-test fake reconciler on paused time (no real sleeps: tokio jumps the clock from timer to
+//! timer), and the finalizer protocol.
+
+// Test helpers fail their test by panicking, as the tests themselves do.
+#![allow(clippy::unwrap_used)]
+
+mod failures;
+mod fake;
+mod finalizer;
+mod observability;
+mod resync;
+mod scheduling;
+mod shutdown;
+
+use std::time::Duration;
+
+use swdesk_controller::runtime::{Controller, ControllerConfig};
+use swdesk_core::name::Name;
+use swdesk_core::object::Kind;
+
+use fake::Fake;
+
+/// The name `text`.
+fn name(text: &str) -> Name {
+    Name::parse(text).unwrap()
+}
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+fn secs(secs: u64) -> Duration {
+    Duration::from_secs(secs)
+}
+
+/// Lets `millis` of paused time go by.
+async fn wait(millis: u64) {
+    tokio::time::sleep(ms(millis)).await;
+}
+
+/// Runs of `(name, ms since the start)`, as the fake records them.
+fn runs(expected: &[(&str, u64)]) -> Vec<(String, u64)> {
+    expected
+        .iter()
+        .map(|(name, at)| ((*name).to_owned(), *at))
+        .collect()
+}
+
+/// The defaults: debounce 100 ms (at most 1 s), 4 at once, resync every 5 min.
+fn config() -> ControllerConfig {
+    ControllerConfig::default()
+}
+
+/// An Infra controller over `fake` with the default configuration.
+fn spawn(fake: &Fake) -> Controller {
+    Controller::spawn(Kind::Infra, fake.clone(), config())
+}

@@ -1,0 +1,71 @@
+//! The periodic resync: every key listed at start and every period; a failed listing is
+//! reported and tried again.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use swdesk_controller::runtime::{Controller, ControllerConfig, RuntimeEvent};
+use swdesk_core::object::Kind;
+
+use crate::fake::Fake;
+use crate::{config, name, runs, secs, wait};
+
+fn every_five_minutes() -> ControllerConfig {
+    ControllerConfig {
+        resync_period: secs(300),
+        ..config()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_resync_lists_every_key_at_start_and_then_every_period() {
+    let fake = Fake::new();
+    let lister = || async { Ok::<_, Infallible>(vec![name("a"), name("b")]) };
+    let _controller =
+        Controller::spawn_with_resync(Kind::Infra, fake.clone(), every_five_minutes(), lister);
+    wait(11 * 60 * 1000).await;
+    let expected = runs(&[
+        ("a", 100),
+        ("b", 100),
+        ("a", 300_100),
+        ("b", 300_100),
+        ("a", 600_100),
+        ("b", 600_100),
+    ]);
+    assert_eq!(fake.starts(), expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_resync_is_reported_and_tried_again_next_period() {
+    let fake = Fake::new();
+    let listings = Arc::new(AtomicUsize::new(0));
+    let lister = {
+        let listings = Arc::clone(&listings);
+        move || {
+            let first = listings.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    Err("the store is closed")
+                } else {
+                    Ok(vec![name("a")])
+                }
+            }
+        }
+    };
+    let controller =
+        Controller::spawn_with_resync(Kind::Infra, fake.clone(), every_five_minutes(), lister);
+    let mut events = controller.events();
+    wait(6 * 60 * 1000).await;
+    let seen: Vec<_> = std::iter::from_fn(|| events.try_recv().ok()).collect();
+    let failed = RuntimeEvent::ResyncFailed {
+        kind: Kind::Infra,
+        error: "the store is closed".to_owned(),
+    };
+    let resynced = RuntimeEvent::Resynced {
+        kind: Kind::Infra,
+        keys: 1,
+    };
+    assert_eq!(seen[..2], [failed, resynced]);
+    assert_eq!(fake.starts(), runs(&[("a", 300_100)]));
+}

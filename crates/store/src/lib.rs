@@ -1,0 +1,42 @@
+//! The embedded object store of swdesk's core controller: every object of SPEC §1 (Infra,
+//! EphemeralInfra, ComputeContract, AtprotoRecord) with its metadata, in one SQLite file in the
+//! app's data directory. It is to the controller what the API server is to a Kubernetes
+//! controller: compare-and-swap on `resourceVersion`, finalizers, owner references with garbage
+//! collection, and a watch stream of committed changes.
+//!
+//! Map: [`store`] (the [`Store`] and its operations), [`resource`] (the [`Resource`] trait tying
+//! a kind to its spec and status types), [`watch`] (change [`Event`]s), [`schema`] (pragmas and
+//! the ordered migrations), [`error`] ([`StoreError`]); `lifecycle` and `row` are the untyped
+//! engine beneath the typed API.
+//!
+//! Invariants:
+//! - every write is one SQLite transaction, committed with the WAL journal and
+//!   `synchronous=FULL`: a crash at any point loses no committed object and leaves no half
+//!   write (a garbage-collection cascade commits whole or not at all);
+//! - the store owns `resourceVersion` (1 at creation, +1 per write) and `generation` (1 at
+//!   creation, +1 per spec change); every write but `delete` compares the caller's
+//!   `resourceVersion` first and answers [`StoreError::Conflict`] when it is stale;
+//! - a write that changes nothing is no write: no version bump, no event;
+//! - an object is removed only when its deletion was requested and it has no finalizer left;
+//!   its removal requests the deletion of every object whose `ownerRefs` name its uid;
+//! - events go out after the commit, in commit order, one per object changed.
+//!
+//! Sync API, async callers: the store is synchronous (rusqlite) and `Send + Sync`; one
+//! connection behind a mutex serializes all access, which SQLite does for writers anyway. Async
+//! code holds an `Arc<Store>` and calls it through `tokio::task::spawn_blocking`: a write is
+//! one short transaction plus an fsync, so a blocking thread is the simplest correct bridge,
+//! with no actor or channel protocol of its own to get wrong. Only [`Store::watch`] is async
+//! to consume (a `tokio::sync::broadcast` receiver).
+
+pub mod error;
+mod lifecycle;
+pub mod resource;
+mod row;
+pub mod schema;
+pub mod store;
+pub mod watch;
+
+pub use error::StoreError;
+pub use resource::{ObjectOf, Resource};
+pub use store::Store;
+pub use watch::{Change, Event};

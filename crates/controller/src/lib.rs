@@ -8,4 +8,8 @@
 //! (to come, one per kind) read and write objects through the store themselves, and whoever
 //! watches the store feeds keys to a [`runtime::Trigger`].
 
+pub mod context;
+pub mod kinds;
 pub mod runtime;
+
+pub use context::{Context, ReconcileError, SystemClock};

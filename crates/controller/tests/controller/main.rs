@@ -1,6 +1,7 @@
 //! The one integration test binary of `swdesk-controller`: the reconcile runtime driven by an
 //! in-test fake reconciler on paused time (no real sleeps: tokio jumps the clock from timer to
-//! timer), and the finalizer protocol.
+//! timer), the finalizer protocol, and the reconcilers of each kind against a real object store
+//! (an SQLite file) and the in-memory repo of `swdesk-core` (`record`, with `support`).
 
 // Test helpers fail their test by panicking, as the tests themselves do.
 #![allow(clippy::unwrap_used)]
@@ -9,9 +10,11 @@ mod failures;
 mod fake;
 mod finalizer;
 mod observability;
+mod record;
 mod resync;
 mod scheduling;
 mod shutdown;
+mod support;
 
 use std::time::Duration;
 

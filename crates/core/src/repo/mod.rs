@@ -7,6 +7,9 @@
 //! silent: it is [`RepoError::SwapMismatch`] carrying the cid that is there now (or `None` when
 //! the record is gone). A missing record is `Ok(None)` on `get`, never an error.
 
+#[cfg(any(test, feature = "test-support"))]
+pub mod memory;
+
 use std::future::Future;
 
 use serde_json::Value;

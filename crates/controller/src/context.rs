@@ -1,0 +1,102 @@
+//! What every reconciler shares: the object store (reached off the async executor), the ports
+//! (the owner's repo, the clock), and the one error type a reconcile fails with.
+//!
+//! Invariants: store calls never run on the async executor ([`Context::store`] moves them to
+//! the blocking pool); an error says which side failed (store, repo) so the status and the
+//! Activity view can tell "waiting for the network" from "something is wrong here".
+
+use std::sync::Arc;
+
+use swdesk_core::repo::{RecordRepo, RepoError};
+use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_store::{Store, StoreError};
+use thiserror::Error;
+
+/// Why a reconcile failed.
+#[derive(Debug, Clone, Error)]
+pub enum ReconcileError {
+    /// The object store refused or failed (a conflict is retried at once by the runtime).
+    #[error("the local store: {0}")]
+    Store(String),
+    /// The owner's repo refused or could not be reached.
+    #[error("the repo: {0}")]
+    Repo(#[from] RepoError),
+    /// An object holds something this version cannot work with.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<StoreError> for ReconcileError {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error.to_string())
+    }
+}
+
+/// The store, the ports and the clock, shared by the reconcilers of every kind.
+pub struct Context<R> {
+    store: Arc<Store>,
+    repo: Arc<R>,
+    clock: Arc<dyn Clock>,
+}
+
+impl<R> std::fmt::Debug for Context<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> Clone for Context<R> {
+    fn clone(&self) -> Self {
+        Self {
+            store: Arc::clone(&self.store),
+            repo: Arc::clone(&self.repo),
+            clock: Arc::clone(&self.clock),
+        }
+    }
+}
+
+impl<R: RecordRepo + 'static> Context<R> {
+    /// A context over `store`, writing to `repo`, telling time with `clock`.
+    pub fn new(store: Arc<Store>, repo: Arc<R>, clock: Arc<dyn Clock>) -> Self {
+        Self { store, repo, clock }
+    }
+
+    /// Runs `call` against the store on the blocking pool.
+    pub async fn store<T, F>(&self, call: F) -> Result<T, ReconcileError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || call(&store))
+            .await
+            .map_err(|error| ReconcileError::Store(format!("a store call stopped: {error}")))?
+            .map_err(ReconcileError::from)
+    }
+
+    /// The owner's repo.
+    pub fn repo(&self) -> &R {
+        &self.repo
+    }
+
+    /// Now.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}
+
+/// The wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or_default();
+        Timestamp::from_unix_millis(millis).unwrap_or(Timestamp::MAX)
+    }
+}

@@ -1,0 +1,190 @@
+//! The AtprotoRecord reconciler: one record in the owner's repo, kept equal to the object's
+//! `spec.value` with `putRecord` and a swap cid. A deployment never writes its record itself:
+//! it applies one of these (SPEC §2).
+//!
+//! Each run compares the cid of `spec.value` (computed locally, as the PDS computes it) with
+//! the cid last written (`status.cid`): equal means in sync and costs no request. Otherwise it
+//! writes with `swapRecord` = the last written cid (absent before the first write). When the
+//! repo holds something else (another device wrote, the owner edited): if that record already
+//! is `spec.value` the cid is adopted without a write; if not, nothing is overwritten, the
+//! status says so, and the owning deployment decides (pull, or show the conflict).
+//!
+//! Invariants: a write never passes over a record this object did not write last; deleting
+//! the object removes the repo record only under `Delete` and never for a deployment
+//! collection ([`swdesk_core::record::deletes_from_repo`]); every outcome of a write is in the
+//! status (`uri`, `cid`, `lastWriteAt`, `error`).
+
+use swdesk_core::object::Kind;
+use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, deletes_from_repo};
+use swdesk_core::repo::{RecordRepo, RepoError, Swap};
+use swdesk_core::uri::RecordUri;
+
+use crate::context::{Context, ReconcileError};
+use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::{Action, ObjectKey, Reconciler};
+
+/// The finalizer this reconciler holds on every AtprotoRecord it has acted on.
+pub const FINALIZER: &str = "records.socialweb.computer/repo";
+
+/// Reconciles AtprotoRecord objects.
+#[derive(Debug, Clone)]
+pub struct RecordReconciler<R> {
+    context: Context<R>,
+}
+
+impl<R: RecordRepo + 'static> RecordReconciler<R> {
+    /// A reconciler over `context`.
+    pub fn new(context: Context<R>) -> Self {
+        Self { context }
+    }
+
+    async fn apply(&self, object: &AtprotoRecordObject) -> Result<Action, ReconcileError> {
+        let wanted = local_cid(&object.spec)?;
+        if object.status.cid.as_deref() == Some(wanted.as_str()) && object.status.error.is_none() {
+            return Ok(Action::AwaitChange);
+        }
+        let swap = object.status.cid.clone().map_or(Swap::Absent, Swap::Cid);
+        let spec = &object.spec;
+        let written = self
+            .context
+            .repo()
+            .put(&spec.collection, &spec.rkey, &spec.value, swap)
+            .await;
+        match written {
+            Ok(written) => {
+                self.record_write(object, written.uri.to_string(), written.cid)
+                    .await
+            }
+            Err(RepoError::SwapMismatch { current })
+                if current.as_deref() == Some(wanted.as_str()) =>
+            {
+                let uri = RecordUri::new(self.context.repo().owner(), &spec.collection, &spec.rkey)
+                    .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
+                self.record_write(object, uri.to_string(), wanted).await
+            }
+            Err(RepoError::SwapMismatch { current }) => {
+                let message = match current {
+                    Some(cid) => format!(
+                        "the record changed in the repo (it is now at {cid}); nothing was overwritten"
+                    ),
+                    None => "the record is gone from the repo; nothing was written".to_owned(),
+                };
+                self.record_error(object, message).await?;
+                Ok(Action::AwaitChange)
+            }
+            Err(error) => {
+                self.record_error(object, error.to_string()).await?;
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Records that the repo holds `spec.value` at `cid` now.
+    async fn record_write(
+        &self,
+        object: &AtprotoRecordObject,
+        uri: String,
+        cid: String,
+    ) -> Result<Action, ReconcileError> {
+        let mut updated = object.clone();
+        updated.status.uri = Some(uri);
+        updated.status.cid = Some(cid);
+        updated.status.last_write_at = Some(self.context.now());
+        updated.status.error = None;
+        self.context
+            .store(move |store| store.update_status::<AtprotoRecordSpec>(&updated))
+            .await?;
+        Ok(Action::AwaitChange)
+    }
+
+    async fn record_error(
+        &self,
+        object: &AtprotoRecordObject,
+        message: String,
+    ) -> Result<(), ReconcileError> {
+        if object.status.error.as_deref() == Some(message.as_str()) {
+            return Ok(());
+        }
+        let mut updated = object.clone();
+        updated.status.error = Some(message);
+        self.context
+            .store(move |store| store.update_status::<AtprotoRecordSpec>(&updated))
+            .await?;
+        Ok(())
+    }
+
+    async fn cleanup(
+        &self,
+        object: &AtprotoRecordObject,
+    ) -> Result<CleanupProgress, ReconcileError> {
+        let spec = &object.spec;
+        if deletes_from_repo(&spec.collection, spec.deletion_policy) {
+            self.context
+                .repo()
+                .delete(&spec.collection, &spec.rkey, Swap::Any)
+                .await?;
+        }
+        Ok(CleanupProgress::Done)
+    }
+}
+
+impl<R: RecordRepo + 'static> Reconciler for RecordReconciler<R> {
+    type Error = ReconcileError;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
+        let name = key.name.clone();
+        let found = self
+            .context
+            .store(move |store| store.get::<AtprotoRecordSpec>(&name))
+            .await?;
+        let Some(object) = found else {
+            return Ok(Action::AwaitChange);
+        };
+        let context = &self.context;
+        let steps = FinalizerSteps {
+            add_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| {
+                        store.add_finalizer::<AtprotoRecordSpec>(&object, FINALIZER)
+                    })
+                    .await
+                    .map(drop)
+            },
+            apply: async || self.apply(&object).await,
+            cleanup: async || self.cleanup(&object).await,
+            remove_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| {
+                        store.remove_finalizer::<AtprotoRecordSpec>(&object, FINALIZER)
+                    })
+                    .await
+                    .map(drop)
+            },
+        };
+        finalize(&object.metadata, FINALIZER, steps)
+            .await
+            .map_err(finalizer_error)
+    }
+}
+
+/// The kind this reconciler runs.
+pub const KIND: Kind = Kind::AtprotoRecord;
+
+fn local_cid(spec: &AtprotoRecordSpec) -> Result<String, ReconcileError> {
+    swdesk_lexicon::cid::record_cid(&spec.value)
+        .map(|cid| cid.to_string())
+        .map_err(|error| {
+            ReconcileError::Invalid(format!("the record value cannot be stored: {error}"))
+        })
+}
+
+fn finalizer_error(error: FinalizerError<ReconcileError>) -> ReconcileError {
+    match error {
+        FinalizerError::AddFinalizer(inner)
+        | FinalizerError::Apply(inner)
+        | FinalizerError::Cleanup(inner)
+        | FinalizerError::RemoveFinalizer(inner) => inner,
+    }
+}

@@ -1,0 +1,206 @@
+//! AtprotoRecord: written with a swap cid, in sync at no cost, never overwriting a record it did
+//! not write last, and deleting only what its policy allows.
+
+use serde_json::{Value, json};
+use swdesk_controller::kinds::record::{FINALIZER, RecordReconciler};
+use swdesk_controller::runtime::{Action, ObjectKey, Reconciler};
+use swdesk_core::name::Name;
+use swdesk_core::object::{Kind, Object};
+use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
+use swdesk_core::rkey::Rkey;
+
+use crate::support::{OWNER, World};
+
+const INFRA: &str = "computer.socialweb.infra";
+const NOTE: &str = "com.example.note";
+
+fn value(description: &str) -> Value {
+    json!({"$type": INFRA, "description": description, "contracts": [], "createdAt": "2026-12-03T00:00:00.000Z"})
+}
+
+fn create(
+    world: &World,
+    name: &str,
+    collection: &str,
+    value: Value,
+    policy: DeletionPolicy,
+) -> AtprotoRecordObject {
+    let object = Object {
+        metadata: world.metadata(name),
+        spec: AtprotoRecordSpec {
+            collection: collection.to_owned(),
+            rkey: Rkey::parse(name).unwrap(),
+            value,
+            deletion_policy: policy,
+        },
+        status: Default::default(),
+    };
+    world.store.create::<AtprotoRecordSpec>(&object).unwrap()
+}
+
+fn get(world: &World, name: &str) -> Option<AtprotoRecordObject> {
+    world
+        .store
+        .get::<AtprotoRecordSpec>(&Name::parse(name).unwrap())
+        .unwrap()
+}
+
+async fn reconcile(world: &World, name: &str) -> Result<Action, swdesk_controller::ReconcileError> {
+    let reconciler = RecordReconciler::new(world.context.clone());
+    reconciler
+        .reconcile(&ObjectKey::new(
+            Kind::AtprotoRecord,
+            Name::parse(name).unwrap(),
+        ))
+        .await
+}
+
+/// Adds the finalizer, then writes: what every test starts with.
+async fn written(
+    world: &World,
+    name: &str,
+    collection: &str,
+    policy: DeletionPolicy,
+) -> AtprotoRecordObject {
+    create(world, name, collection, value("first"), policy);
+    assert_eq!(reconcile(world, name).await.unwrap(), Action::AwaitChange);
+    assert_eq!(get(world, name).unwrap().metadata.finalizers, [FINALIZER]);
+    reconcile(world, name).await.unwrap();
+    get(world, name).unwrap()
+}
+
+#[tokio::test]
+async fn a_new_record_is_written_once_and_then_costs_no_request() {
+    let world = World::new();
+    let object = written(&world, "web", INFRA, DeletionPolicy::Retain).await;
+    assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("first")));
+    let status = &object.status;
+    assert_eq!(
+        status.uri.as_deref(),
+        Some(format!("at://{OWNER}/{INFRA}/web").as_str())
+    );
+    assert!(status.cid.is_some() && status.error.is_none() && status.last_write_at.is_some());
+    let calls = world.repo.calls();
+    assert_eq!(calls.puts, 1);
+
+    reconcile(&world, "web").await.unwrap();
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(
+        world.repo.calls(),
+        calls,
+        "an object in sync makes no request"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_value_is_written_over_the_record_it_wrote_last() {
+    let world = World::new();
+    let mut object = written(&world, "web", INFRA, DeletionPolicy::Retain).await;
+    let first_cid = object.status.cid.clone();
+    object.spec.value = value("second");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("second")));
+    let after = get(&world, "web").unwrap();
+    assert_ne!(after.status.cid, first_cid);
+    assert_eq!(after.status.error, None);
+}
+
+#[tokio::test]
+async fn a_record_changed_elsewhere_is_never_overwritten_and_the_status_says_so() {
+    let world = World::new();
+    let mut object = written(&world, "web", INFRA, DeletionPolicy::Retain).await;
+    world
+        .repo
+        .write_directly(OWNER, INFRA, "web", value("edited on another device"));
+    object.spec.value = value("edited here");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+
+    assert_eq!(reconcile(&world, "web").await.unwrap(), Action::AwaitChange);
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "web"),
+        Some(value("edited on another device"))
+    );
+    let error = get(&world, "web").unwrap().status.error.unwrap();
+    assert!(error.contains("changed in the repo"), "{error}");
+}
+
+#[tokio::test]
+async fn a_record_that_already_holds_the_value_is_adopted_without_a_write() {
+    let world = World::new();
+    let mut object = written(&world, "web", INFRA, DeletionPolicy::Retain).await;
+    let cid = world
+        .repo
+        .write_directly(OWNER, INFRA, "web", value("agreed"));
+    object.spec.value = value("agreed");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+
+    reconcile(&world, "web").await.unwrap();
+    let after = get(&world, "web").unwrap();
+    assert_eq!(after.status.cid.as_deref(), Some(cid.as_str()));
+    assert_eq!(after.status.error, None);
+    let calls = world.repo.calls();
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(world.repo.calls(), calls, "adopted: in sync, no request");
+}
+
+#[tokio::test]
+async fn an_unreachable_repo_fails_the_run_and_a_later_run_catches_up() {
+    let world = World::new();
+    create(&world, "web", INFRA, value("first"), DeletionPolicy::Retain);
+    reconcile(&world, "web").await.unwrap();
+    world.repo.set_offline(true);
+    assert!(
+        reconcile(&world, "web").await.is_err(),
+        "the runtime backs off and retries"
+    );
+    assert!(
+        get(&world, "web")
+            .unwrap()
+            .status
+            .error
+            .unwrap()
+            .contains("offline")
+    );
+
+    world.repo.set_offline(false);
+    reconcile(&world, "web").await.unwrap();
+    let after = get(&world, "web").unwrap();
+    assert_eq!(after.status.error, None);
+    assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("first")));
+}
+
+#[tokio::test]
+async fn deleting_a_deployment_record_object_keeps_the_record_whatever_the_policy() {
+    let world = World::new();
+    written(&world, "web", INFRA, DeletionPolicy::Delete).await;
+    world
+        .store
+        .delete::<AtprotoRecordSpec>(&Name::parse("web").unwrap(), world.clock_now())
+        .unwrap();
+    reconcile(&world, "web").await.unwrap();
+    assert!(get(&world, "web").is_none(), "the object is gone");
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "web"),
+        Some(value("first")),
+        "the record stays"
+    );
+    assert_eq!(world.repo.calls().deletes, 0);
+}
+
+#[tokio::test]
+async fn deleting_another_record_object_removes_the_record_only_under_delete() {
+    let world = World::new();
+    written(&world, "kept", NOTE, DeletionPolicy::Retain).await;
+    written(&world, "gone", NOTE, DeletionPolicy::Delete).await;
+    for name in ["kept", "gone"] {
+        world
+            .store
+            .delete::<AtprotoRecordSpec>(&Name::parse(name).unwrap(), world.clock_now())
+            .unwrap();
+        reconcile(&world, name).await.unwrap();
+        assert!(get(&world, name).is_none());
+    }
+    assert!(world.repo.value(OWNER, NOTE, "kept").is_some());
+    assert!(world.repo.value(OWNER, NOTE, "gone").is_none());
+}

@@ -1,0 +1,229 @@
+//! [`MemoryRepo`]: an in-memory `RecordRepo` for unit tests of the reconcilers (the
+//! `test-support` feature). It keeps the PDS's observable rules: cids computed from the record
+//! (DAG-CBOR, as the PDS does), `swapRecord` checked on every write (a stale swap is a
+//! [`RepoError::SwapMismatch`] carrying the current cid), deleting a missing record succeeds,
+//! listing pages in rkey order. It counts calls so tests can assert how many requests a
+//! reconcile made, and it can be taken offline. Integration tests use the real PDS instead.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+use super::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use crate::rkey::Rkey;
+use crate::uri::RecordUri;
+
+/// Calls made to a [`MemoryRepo`], by kind.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Calls {
+    /// `get`.
+    pub gets: usize,
+    /// `list` pages.
+    pub lists: usize,
+    /// `put`.
+    pub puts: usize,
+    /// `delete`.
+    pub deletes: usize,
+}
+
+impl Calls {
+    /// Writes of any kind.
+    pub fn writes(&self) -> usize {
+        self.puts + self.deletes
+    }
+}
+
+/// (repo, collection, rkey) → (cid, value).
+type Records = BTreeMap<(String, String, String), (String, Value)>;
+
+/// An in-memory repo of one owner (and readable records of others).
+#[derive(Debug)]
+pub struct MemoryRepo {
+    owner: String,
+    records: Mutex<Records>,
+    gets: AtomicUsize,
+    lists: AtomicUsize,
+    puts: AtomicUsize,
+    deletes: AtomicUsize,
+    offline: AtomicBool,
+}
+
+impl MemoryRepo {
+    /// An empty repo of `owner` (a DID).
+    pub fn new(owner: &str) -> Self {
+        Self {
+            owner: owner.to_owned(),
+            records: Mutex::new(BTreeMap::new()),
+            gets: AtomicUsize::new(0),
+            lists: AtomicUsize::new(0),
+            puts: AtomicUsize::new(0),
+            deletes: AtomicUsize::new(0),
+            offline: AtomicBool::new(false),
+        }
+    }
+
+    /// The calls made so far.
+    pub fn calls(&self) -> Calls {
+        Calls {
+            gets: self.gets.load(Ordering::SeqCst),
+            lists: self.lists.load(Ordering::SeqCst),
+            puts: self.puts.load(Ordering::SeqCst),
+            deletes: self.deletes.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Makes every call fail as unreachable (`true`) or work again (`false`).
+    pub fn set_offline(&self, offline: bool) {
+        self.offline.store(offline, Ordering::SeqCst);
+    }
+
+    /// Writes a record directly, as another device or the owner elsewhere would.
+    pub fn write_directly(&self, repo: &str, collection: &str, rkey: &str, value: Value) -> String {
+        let cid = cid_of(&value);
+        self.lock()
+            .insert(key(repo, collection, rkey), (cid.clone(), value));
+        cid
+    }
+
+    /// Removes a record directly.
+    pub fn remove_directly(&self, repo: &str, collection: &str, rkey: &str) {
+        self.lock().remove(&key(repo, collection, rkey));
+    }
+
+    /// The record's value now, if any.
+    pub fn value(&self, repo: &str, collection: &str, rkey: &str) -> Option<Value> {
+        self.lock()
+            .get(&key(repo, collection, rkey))
+            .map(|(_, value)| value.clone())
+    }
+
+    fn check_online(&self) -> Result<(), RepoError> {
+        if self.offline.load(Ordering::SeqCst) {
+            return Err(RepoError::Unavailable {
+                message: "the repo is offline (test)".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records> {
+        self.records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn check_swap(&self, current: Option<&String>, swap: &Swap) -> Result<(), RepoError> {
+        let holds = match swap {
+            Swap::Any => true,
+            Swap::Absent => current.is_none(),
+            Swap::Cid(expected) => current == Some(expected),
+        };
+        if holds {
+            Ok(())
+        } else {
+            Err(RepoError::SwapMismatch {
+                current: current.cloned(),
+            })
+        }
+    }
+}
+
+fn key(repo: &str, collection: &str, rkey: &str) -> (String, String, String) {
+    (repo.to_owned(), collection.to_owned(), rkey.to_owned())
+}
+
+fn cid_of(value: &Value) -> String {
+    swdesk_lexicon::cid::record_cid(value)
+        .map(|cid| cid.to_string())
+        .unwrap_or_else(|error| format!("invalid:{error}"))
+}
+
+fn stored(
+    repo: &str,
+    collection: &str,
+    rkey: &str,
+    cid: &str,
+    value: &Value,
+) -> Option<StoredRecord> {
+    let rkey = Rkey::parse(rkey).ok()?;
+    Some(StoredRecord {
+        uri: RecordUri::new(repo, collection, &rkey).ok()?,
+        cid: cid.to_owned(),
+        value: value.clone(),
+    })
+}
+
+impl RecordRepo for MemoryRepo {
+    fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.check_online()?;
+        let rkey = uri.rkey().to_string();
+        let records = self.lock();
+        let found = records.get(&key(uri.authority(), uri.collection(), &rkey));
+        Ok(found
+            .and_then(|(cid, value)| stored(uri.authority(), uri.collection(), &rkey, cid, value)))
+    }
+
+    async fn list(
+        &self,
+        repo: &str,
+        collection: &str,
+        cursor: Option<&str>,
+        limit: u16,
+    ) -> Result<RecordPage, RepoError> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        self.check_online()?;
+        let records = self.lock();
+        let after = cursor.unwrap_or_default();
+        let page: Vec<StoredRecord> = records
+            .iter()
+            .filter(|((r, c, k), _)| r == repo && c == collection && k.as_str() > after)
+            .take(usize::from(limit.max(1)))
+            .filter_map(|((r, c, k), (cid, value))| stored(r, c, k, cid, value))
+            .collect();
+        let cursor = (page.len() == usize::from(limit.max(1)))
+            .then(|| page.last().map(|record| record.uri.rkey().to_string()))
+            .flatten();
+        Ok(RecordPage {
+            records: page,
+            cursor,
+        })
+    }
+
+    async fn put(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> Result<Written, RepoError> {
+        self.puts.fetch_add(1, Ordering::SeqCst);
+        self.check_online()?;
+        let record_key = key(&self.owner, collection, rkey.as_str());
+        let mut records = self.lock();
+        self.check_swap(records.get(&record_key).map(|(cid, _)| cid), &swap)?;
+        let cid = cid_of(value);
+        records.insert(record_key, (cid.clone(), value.clone()));
+        let uri =
+            RecordUri::new(&self.owner, collection, rkey).map_err(|error| RepoError::Invalid {
+                message: error.to_string(),
+            })?;
+        Ok(Written { uri, cid })
+    }
+
+    async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
+        self.deletes.fetch_add(1, Ordering::SeqCst);
+        self.check_online()?;
+        let record_key = key(&self.owner, collection, rkey.as_str());
+        let mut records = self.lock();
+        self.check_swap(records.get(&record_key).map(|(cid, _)| cid), &swap)?;
+        records.remove(&record_key);
+        Ok(())
+    }
+}

@@ -21,6 +21,9 @@ pub enum ReconcileError {
     /// The owner's repo refused or could not be reached.
     #[error("the repo: {0}")]
     Repo(#[from] RepoError),
+    /// The compute market refused or could not be reached.
+    #[error("{0}")]
+    Market(String),
     /// An object holds something this version cannot work with.
     #[error("{0}")]
     Invalid(String),

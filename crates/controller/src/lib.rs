@@ -9,7 +9,9 @@
 //! watches the store feeds keys to a [`runtime::Trigger`].
 
 pub mod context;
+pub mod index_writer;
 pub mod kinds;
+pub mod remote;
 pub mod runtime;
 
 pub use context::{Context, ReconcileError, SystemClock};

@@ -13,14 +13,15 @@
 //! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
 //!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
 //!   [`progress`] (when a record may be written);
-//! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`timestamp`] (time values and
-//!   the `Clock` port).
+//! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
+//!   compute market), [`timestamp`] (time values and the `Clock` port).
 
 pub mod compute;
 pub mod declaration;
 pub mod index;
 pub mod infra;
 pub mod lifecycle;
+pub mod market;
 pub mod name;
 mod newtype;
 pub mod object;

@@ -43,7 +43,7 @@ pub enum TimestampError {
 }
 
 /// The source of `now` for the crates that do I/O. The domain never calls it itself.
-pub trait Clock: Send + Sync {
+pub trait Clock: Send + Sync + std::fmt::Debug {
     /// The current instant.
     fn now(&self) -> Timestamp;
 }

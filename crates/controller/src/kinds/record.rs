@@ -165,7 +165,7 @@ impl<R: RecordRepo + 'static> Reconciler for RecordReconciler<R> {
         };
         finalize(&object.metadata, FINALIZER, steps)
             .await
-            .map_err(finalizer_error)
+            .map_err(FinalizerError::into_inner)
     }
 }
 
@@ -178,13 +178,4 @@ fn local_cid(spec: &AtprotoRecordSpec) -> Result<String, ReconcileError> {
         .map_err(|error| {
             ReconcileError::Invalid(format!("the record value cannot be stored: {error}"))
         })
-}
-
-fn finalizer_error(error: FinalizerError<ReconcileError>) -> ReconcileError {
-    match error {
-        FinalizerError::AddFinalizer(inner)
-        | FinalizerError::Apply(inner)
-        | FinalizerError::Cleanup(inner)
-        | FinalizerError::RemoveFinalizer(inner) => inner,
-    }
 }

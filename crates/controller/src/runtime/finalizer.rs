@@ -68,6 +68,18 @@ pub enum FinalizerError<E> {
     RemoveFinalizer(#[source] E),
 }
 
+impl<E> FinalizerError<E> {
+    /// The error of the step that failed.
+    pub fn into_inner(self) -> E {
+        match self {
+            Self::AddFinalizer(error)
+            | Self::Apply(error)
+            | Self::Cleanup(error)
+            | Self::RemoveFinalizer(error) => error,
+        }
+    }
+}
+
 /// The closures [`finalize`] runs; only those of the step are called.
 #[derive(Debug)]
 pub struct FinalizerSteps<Add, Apply, Cleanup, Remove> {

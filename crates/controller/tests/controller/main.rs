@@ -6,6 +6,7 @@
 // Test helpers fail their test by panicking, as the tests themselves do.
 #![allow(clippy::unwrap_used)]
 
+mod deployment;
 mod failures;
 mod fake;
 mod finalizer;

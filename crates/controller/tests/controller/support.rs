@@ -4,8 +4,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use swdesk_controller::Context;
+use swdesk_controller::index_writer::IndexWriter;
+use swdesk_controller::kinds::compute::{ComputeReconciler, Unconnected};
+use swdesk_controller::kinds::deployment::DeploymentReconciler;
+use swdesk_controller::kinds::record::RecordReconciler;
+use swdesk_controller::remote::RemoteView;
+use swdesk_controller::runtime::{ObjectKey, Reconciler};
+use swdesk_core::compute::ComputeContractSpec;
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
+use swdesk_core::object::Kind;
 use swdesk_core::object::{Metadata, Uid};
+use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::repo::memory::MemoryRepo;
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_store::Store;
@@ -15,6 +25,12 @@ pub const OWNER: &str = "did:plc:ownerownerownerowner";
 /// A clock that stands still until the test moves it.
 #[derive(Debug)]
 pub struct TestClock(AtomicI64);
+
+impl TestClock {
+    pub fn advance_seconds(&self, seconds: i64) {
+        self.0.fetch_add(seconds * 1000, Ordering::SeqCst);
+    }
+}
 
 impl Clock for TestClock {
     fn now(&self) -> Timestamp {
@@ -64,5 +80,72 @@ impl World {
             Uid::from_bytes(bytes),
             self.clock.now(),
         )
+    }
+}
+
+/// The whole controller of one world, driven by hand: each `settle` runs every reconciler over
+/// every object, a few rounds, the way the runtime would after each change.
+pub struct Core {
+    pub infra: DeploymentReconciler<InfraSpec, MemoryRepo>,
+    pub ephemeral: DeploymentReconciler<EphemeralInfraSpec, MemoryRepo>,
+    pub records: RecordReconciler<MemoryRepo>,
+    pub compute: ComputeReconciler<MemoryRepo, Unconnected>,
+    pub view: Arc<RemoteView<MemoryRepo>>,
+    _index_task: tokio::task::JoinHandle<()>,
+}
+
+impl Core {
+    pub fn new(world: &World) -> Self {
+        let view = Arc::new(RemoteView::new(
+            world.repo.clone(),
+            std::time::Duration::from_secs(3600),
+        ));
+        let index = IndexWriter::new(world.repo.clone(), view.clone(), world.clock.clone());
+        let index_task = tokio::spawn(index.clone().run());
+        Self {
+            infra: DeploymentReconciler::new(world.context.clone(), view.clone(), index.clone()),
+            ephemeral: DeploymentReconciler::new(world.context.clone(), view.clone(), index),
+            records: RecordReconciler::new(world.context.clone()),
+            compute: ComputeReconciler::new(world.context.clone(), Arc::new(Unconnected)),
+            view,
+            _index_task: index_task,
+        }
+    }
+
+    /// Runs every reconciler over every object, `ROUNDS` times, letting the index writer write.
+    pub async fn settle(&self, world: &World) {
+        const ROUNDS: usize = 6;
+        for _ in 0..ROUNDS {
+            for object in world.store.list::<InfraSpec>().unwrap() {
+                self.run(&self.infra, Kind::Infra, &object.metadata.name)
+                    .await;
+            }
+            for object in world.store.list::<EphemeralInfraSpec>().unwrap() {
+                self.run(&self.ephemeral, Kind::EphemeralInfra, &object.metadata.name)
+                    .await;
+            }
+            for object in world.store.list::<ComputeContractSpec>().unwrap() {
+                self.run(&self.compute, Kind::ComputeContract, &object.metadata.name)
+                    .await;
+            }
+            for object in world.store.list::<AtprotoRecordSpec>().unwrap() {
+                self.run(&self.records, Kind::AtprotoRecord, &object.metadata.name)
+                    .await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(260)).await;
+        }
+    }
+
+    async fn run<Rec: Reconciler>(&self, reconciler: &Rec, kind: Kind, name: &Name) {
+        // Errors are retried by the runtime; here the next round is the retry.
+        let _ = reconciler
+            .reconcile(&ObjectKey::new(kind, name.clone()))
+            .await;
+    }
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Core")
     }
 }

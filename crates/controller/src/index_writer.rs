@@ -1,0 +1,222 @@
+//! The writer of the account's index at `computer.socialweb.infra/self`. Reconcilers submit
+//! operations (a deployment is live; a deployment ended); one background task applies every
+//! operation waiting at that moment in one compare-and-swap write, so publishing N deployments
+//! costs a handful of index writes, not N.
+//!
+//! Invariants: the index is written only with `swapRecord` = the cid last read (absent: create
+//! if absent); a lost race re-reads the index and applies the batch again; an operation's
+//! submitter learns when it is committed (the end of a deployment waits for it before the
+//! object goes); nothing but the index is ever written at `self`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_core::index::{self as index_rules, Absences, IndexChange, LiveEntry};
+use swdesk_core::infra::{DeploymentKind, EndReason};
+use swdesk_core::repo::{RecordRepo, RepoError, Swap};
+use swdesk_core::rkey::{RESERVED, Rkey};
+use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_lexicon::{Infra, Record as _};
+use tokio::sync::{Notify, oneshot};
+
+use crate::remote::{RemoteRecord, RemoteView};
+
+/// The index's collection.
+pub const INDEX_COLLECTION: &str = "computer.socialweb.infra";
+/// How long the writer waits for more operations before it writes.
+const BATCH_WINDOW: Duration = Duration::from_millis(200);
+/// How often a batch is tried against a moving index before it waits for the next round.
+const SWAP_ATTEMPTS: usize = 5;
+/// The wait before a batch that failed (network) is tried again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// One change to the index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexOp {
+    /// The deployment is live (added, or refreshed).
+    Live {
+        /// Infra or EphemeralInfra.
+        kind: DeploymentKind,
+        /// Its record's rkey.
+        rkey: Rkey,
+        /// Its record's `createdAt`.
+        created_at: Timestamp,
+        /// When it expires (EphemeralInfra).
+        expires_at: Option<Timestamp>,
+    },
+    /// The deployment ended.
+    Ended {
+        /// Infra or EphemeralInfra.
+        kind: DeploymentKind,
+        /// Its record's rkey.
+        rkey: Rkey,
+        /// When it ended.
+        ended_at: Timestamp,
+        /// Why.
+        reason: EndReason,
+    },
+}
+
+type Waiter = oneshot::Sender<Result<(), String>>;
+
+/// Batches index operations into compare-and-swap writes.
+#[derive(Debug)]
+pub struct IndexWriter<R> {
+    repo: Arc<R>,
+    view: Arc<RemoteView<R>>,
+    clock: Arc<dyn Clock>,
+    pending: Mutex<Vec<(IndexOp, Waiter)>>,
+    wake: Notify,
+}
+
+impl<R: RecordRepo + 'static> IndexWriter<R> {
+    /// A writer over `repo` that reads the index through `view`; call [`Self::run`] to start it.
+    pub fn new(repo: Arc<R>, view: Arc<RemoteView<R>>, clock: Arc<dyn Clock>) -> Arc<Self> {
+        Arc::new(Self {
+            repo,
+            view,
+            clock,
+            pending: Mutex::new(Vec::new()),
+            wake: Notify::new(),
+        })
+    }
+
+    /// Queues `op`; the receiver answers once it is committed (or why it could not be).
+    pub fn submit(&self, op: IndexOp) -> oneshot::Receiver<Result<(), String>> {
+        let (sender, receiver) = oneshot::channel();
+        self.lock().push((op, sender));
+        self.wake.notify_one();
+        receiver
+    }
+
+    /// Writes batches until the task is dropped.
+    pub async fn run(self: Arc<Self>) {
+        loop {
+            self.wake.notified().await;
+            tokio::time::sleep(BATCH_WINDOW).await;
+            let batch = std::mem::take(&mut *self.lock());
+            if batch.is_empty() {
+                continue;
+            }
+            let ops: Vec<IndexOp> = batch.iter().map(|(op, _)| op.clone()).collect();
+            match self.write(&ops).await {
+                Ok(()) => answer(batch, Ok(())),
+                Err(error) if error.is_transient() => {
+                    tracing::warn!(%error, "the index could not be written; trying again");
+                    self.lock().extend(batch);
+                    tokio::time::sleep(RETRY_AFTER).await;
+                    self.wake.notify_one();
+                }
+                Err(error) => answer(batch, Err(error.to_string())),
+            }
+        }
+    }
+
+    /// Applies `ops` to the index and writes it, re-reading it after a lost race.
+    async fn write(&self, ops: &[IndexOp]) -> Result<(), RepoError> {
+        for _ in 0..SWAP_ATTEMPTS {
+            let current = self.view.record(INDEX_COLLECTION, RESERVED).await?;
+            let Some((value, swap)) = self.updated(current.as_ref(), ops) else {
+                return Ok(());
+            };
+            let rkey = Rkey::parse(RESERVED).map_err(|error| RepoError::Invalid {
+                message: error.to_string(),
+            })?;
+            match self.repo.put(INDEX_COLLECTION, &rkey, &value, swap).await {
+                Ok(written) => {
+                    let record = RemoteRecord {
+                        cid: written.cid,
+                        value,
+                    };
+                    self.view
+                        .note(INDEX_COLLECTION, RESERVED, Some(record))
+                        .await;
+                    return Ok(());
+                }
+                Err(RepoError::SwapMismatch { .. }) => self.view.invalidate(INDEX_COLLECTION).await,
+                Err(error) => return Err(error),
+            }
+        }
+        Err(RepoError::Unavailable {
+            message: format!("the index kept changing under {SWAP_ATTEMPTS} writes in a row"),
+        })
+    }
+
+    /// The index record with `ops` applied and the swap to write it with, or `None` when
+    /// nothing changes.
+    fn updated(&self, current: Option<&RemoteRecord>, ops: &[IndexOp]) -> Option<(Value, Swap)> {
+        let now = self.clock.now();
+        let mut record: Infra = current
+            .and_then(|record| Infra::from_record_value(record.value.clone()).ok())
+            .unwrap_or_else(|| Infra {
+                created_at: now.to_rfc3339(),
+                ..Infra::default()
+            });
+        let mut index = record
+            .index
+            .take()
+            .unwrap_or_else(|| index_rules::empty(now));
+        let absences = Absences::new();
+        let mut changed = current.is_none();
+        for op in ops {
+            changed |= apply(&mut index, op, &absences, now) == IndexChange::Changed;
+        }
+        if !changed {
+            return None;
+        }
+        record.index = Some(index);
+        let value = record.to_record_value().ok()?;
+        let swap = current.map_or(Swap::Absent, |record| Swap::Cid(record.cid.clone()));
+        Some((value, swap))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(IndexOp, Waiter)>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One operation on `index`; a refused one (an ended rkey made live, a full index) is logged
+/// and leaves the index as it was.
+fn apply(
+    index: &mut swdesk_lexicon::computer::socialweb::infra::Index,
+    op: &IndexOp,
+    absences: &Absences,
+    now: Timestamp,
+) -> IndexChange {
+    let outcome = match op {
+        IndexOp::Live {
+            kind,
+            rkey,
+            created_at,
+            expires_at,
+        } => {
+            let entry = LiveEntry {
+                kind: *kind,
+                rkey,
+                created_at: *created_at,
+                expires_at: *expires_at,
+                writer: index_rules::DESKTOP_WRITER,
+            };
+            index_rules::upsert(index, &entry, absences, now)
+        }
+        IndexOp::Ended {
+            kind,
+            rkey,
+            ended_at,
+            reason,
+        } => index_rules::end(index, *kind, rkey, *ended_at, *reason, absences, now),
+    };
+    outcome.unwrap_or_else(|error| {
+        tracing::warn!(%error, ?op, "the index refused a change");
+        IndexChange::Unchanged
+    })
+}
+
+fn answer(batch: Vec<(IndexOp, Waiter)>, outcome: Result<(), String>) {
+    for (_, waiter) in batch {
+        let _ = waiter.send(outcome.clone());
+    }
+}

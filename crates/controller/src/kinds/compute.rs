@@ -1,0 +1,165 @@
+//! The ComputeContract reconciler: one declared contract's run on the compute market, through
+//! the [`Market`] port. Each run asks the market for the next step and records the status it
+//! answers; a waiting contract is looked at again soon, a finished one only when it changes.
+//!
+//! Also here: [`Unconnected`], the market of a build that has none yet. It rents nothing, so
+//! a requested contract waits (and says so) and a release of a contract that never got a guest
+//! is done at once.
+//!
+//! Invariants: a ComputeContract that holds a guest never goes before its release is
+//! confirmed (its finalizer waits, asking for the release); the status is written only when
+//! it changed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_core::compute::{
+    ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
+};
+use swdesk_core::market::{Market, MarketError};
+use swdesk_core::repo::RecordRepo;
+use swdesk_core::timestamp::Timestamp;
+
+use crate::context::{Context, ReconcileError};
+use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::{Action, ObjectKey, Reconciler};
+
+/// The finalizer held on every ComputeContract until its guest is released.
+pub const FINALIZER: &str = "compute.socialweb.computer/guest";
+/// How soon a waiting contract is looked at again.
+const WAITING_RECHECK: Duration = Duration::from_secs(30);
+
+/// Reconciles ComputeContract objects.
+#[derive(Debug)]
+pub struct ComputeReconciler<R, M> {
+    context: Context<R>,
+    market: Arc<M>,
+}
+
+impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
+    /// A reconciler over `context` running contracts on `market`.
+    pub fn new(context: Context<R>, market: Arc<M>) -> Self {
+        Self { context, market }
+    }
+
+    async fn apply(&self, object: &ComputeContractObject) -> Result<Action, ReconcileError> {
+        let status = self
+            .market
+            .advance(object, self.context.now())
+            .await
+            .map_err(market_error)?;
+        let waiting = status.waiting_for().is_some();
+        if status != object.status {
+            let mut updated = object.clone();
+            updated.status = status;
+            self.context
+                .store(move |store| store.update_status::<ComputeContractSpec>(&updated))
+                .await?;
+        }
+        Ok(if waiting {
+            Action::RequeueAfter(WAITING_RECHECK)
+        } else {
+            Action::AwaitChange
+        })
+    }
+
+    /// A contract that holds a guest is released before it goes.
+    async fn cleanup(
+        &self,
+        object: &ComputeContractObject,
+    ) -> Result<CleanupProgress, ReconcileError> {
+        if !object.status.holds_guest() && object.status.phase != ComputePhase::Requesting {
+            return Ok(CleanupProgress::Done);
+        }
+        if !object.spec.release {
+            let mut updated = object.clone();
+            updated.spec.release = true;
+            updated.spec.release_requested_at = Some(self.context.now());
+            self.context
+                .store(move |store| store.replace::<ComputeContractSpec>(&updated))
+                .await?;
+            return Ok(CleanupProgress::Waiting(Action::AwaitChange));
+        }
+        self.apply(object).await?;
+        Ok(CleanupProgress::Waiting(Action::RequeueAfter(
+            WAITING_RECHECK,
+        )))
+    }
+}
+
+impl<R: RecordRepo + 'static, M: Market + 'static> Reconciler for ComputeReconciler<R, M> {
+    type Error = ReconcileError;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
+        let name = key.name.clone();
+        let found = self
+            .context
+            .store(move |store| store.get::<ComputeContractSpec>(&name))
+            .await?;
+        let Some(object) = found else {
+            return Ok(Action::AwaitChange);
+        };
+        let context = &self.context;
+        let steps = FinalizerSteps {
+            add_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| {
+                        store.add_finalizer::<ComputeContractSpec>(&object, FINALIZER)
+                    })
+                    .await
+                    .map(drop)
+            },
+            apply: async || self.apply(&object).await,
+            cleanup: async || self.cleanup(&object).await,
+            remove_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| {
+                        store.remove_finalizer::<ComputeContractSpec>(&object, FINALIZER)
+                    })
+                    .await
+                    .map(drop)
+            },
+        };
+        finalize(&object.metadata, FINALIZER, steps)
+            .await
+            .map_err(FinalizerError::into_inner)
+    }
+}
+
+fn market_error(error: MarketError) -> ReconcileError {
+    ReconcileError::Market(error.message)
+}
+
+/// The market of a build without one: nothing is rented, so a requested contract waits and a
+/// release of a contract without a guest is done at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unconnected;
+
+/// What a requested contract waits for in a build without a market.
+pub const NO_MARKET: &str =
+    "waiting for the compute market: this build has no market connection yet";
+
+impl Market for Unconnected {
+    async fn advance(
+        &self,
+        contract: &ComputeContractObject,
+        now: Timestamp,
+    ) -> Result<ComputeContractStatus, MarketError> {
+        let mut status = contract.status.clone();
+        match (contract.spec.release, status.receipt.is_some()) {
+            (true, false) => {
+                status.phase = ComputePhase::Released;
+                status.message = Some("released before any guest was rented".to_owned());
+                status.release_sent_at = Some(contract.spec.release_requested_at.unwrap_or(now));
+            }
+            (true, true) => {
+                status.message =
+                    Some("waiting for the compute market to confirm the release".to_owned());
+            }
+            (false, _) => status.message = Some(NO_MARKET.to_owned()),
+        }
+        Ok(status)
+    }
+}

@@ -1,0 +1,233 @@
+//! What the deployment reconciler needs to know about its two kinds, Infra and EphemeralInfra:
+//! their shared parts (the Infra spec and status inside both), the record each publishes, what
+//! a record of the kind says, and when the deployment ends.
+//!
+//! Invariants: the published record comes from `swdesk_core::publish` (declaration, lifetime,
+//! `createdAt`, status; unknown fields of the previous record kept); a record is read through
+//! the lexicon types, so a record this version cannot read is an error, never a guess.
+
+use serde_json::Value;
+use swdesk_core::declaration::{Declaration, DeclarationHash};
+use swdesk_core::infra::{
+    DeploymentKind, EndReason, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
+};
+use swdesk_core::lifecycle::{self, EphemeralFacts};
+use swdesk_core::publish;
+use swdesk_core::rollup::ContractPhase;
+use swdesk_core::timestamp::Timestamp;
+use swdesk_lexicon::computer::socialweb::infra::{Status, StatusPhase};
+use swdesk_lexicon::{EphemeralInfra, Infra, Record};
+use swdesk_store::{ObjectOf, Resource};
+
+use crate::context::ReconcileError;
+
+/// What a record of the kind says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordFacts {
+    /// The hash of its declaration.
+    pub hash: DeclarationHash,
+    /// `description` and `contracts`, for a pull.
+    pub description: Option<String>,
+    /// The contracts.
+    pub contracts: Vec<swdesk_core::infra::Contract>,
+    /// Its `createdAt`.
+    pub created_at: Option<Timestamp>,
+    /// When it ended, if its status says so.
+    pub ended_at: Option<Timestamp>,
+    /// Why it ended.
+    pub end_reason: Option<EndReason>,
+    /// Its `expiresAt`, if it has a lifetime.
+    pub expires_at: Option<Timestamp>,
+}
+
+impl RecordFacts {
+    /// Whether the record's status says it ended.
+    pub fn ended(&self) -> bool {
+        self.ended_at.is_some() || self.end_reason.is_some()
+    }
+}
+
+/// Infra or EphemeralInfra, as the deployment reconciler sees it.
+pub trait Deployment:
+    Resource<Status: Clone + PartialEq + Send + Sync> + Clone + PartialEq + Sync
+{
+    /// Which of the two.
+    const DEPLOYMENT: DeploymentKind;
+
+    /// The Infra spec inside.
+    fn infra(&self) -> &InfraSpec;
+    /// The Infra spec inside, to change.
+    fn infra_mut(&mut self) -> &mut InfraSpec;
+    /// The Infra status inside.
+    fn status(status: &Self::Status) -> &InfraStatus;
+    /// The Infra status inside, to change.
+    fn status_mut(status: &mut Self::Status) -> &mut InfraStatus;
+    /// The record to publish for `object`, its `createdAt` being `created_at`.
+    fn record(
+        object: &ObjectOf<Self>,
+        created_at: Timestamp,
+        previous: Option<&Value>,
+    ) -> Result<Value, ReconcileError>;
+    /// What the record `value` says.
+    fn read(value: &Value) -> Result<RecordFacts, ReconcileError>;
+    /// When the deployment expires, if it has a lifetime.
+    fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp>;
+    /// Why the deployment ends at `now`, or `None` while it lives.
+    fn end(
+        object: &ObjectOf<Self>,
+        contracts: &[ContractPhase],
+        now: Timestamp,
+    ) -> Option<EndReason>;
+}
+
+impl Deployment for InfraSpec {
+    const DEPLOYMENT: DeploymentKind = DeploymentKind::Infra;
+
+    fn infra(&self) -> &InfraSpec {
+        self
+    }
+
+    fn infra_mut(&mut self) -> &mut InfraSpec {
+        self
+    }
+
+    fn status(status: &InfraStatus) -> &InfraStatus {
+        status
+    }
+
+    fn status_mut(status: &mut InfraStatus) -> &mut InfraStatus {
+        status
+    }
+
+    fn record(
+        object: &ObjectOf<Self>,
+        created_at: Timestamp,
+        previous: Option<&Value>,
+    ) -> Result<Value, ReconcileError> {
+        let previous = previous.and_then(|value| Infra::from_record_value(value.clone()).ok());
+        publish::infra_record(&object.spec, &object.status, created_at, previous.as_ref())
+            .to_record_value()
+            .map_err(invalid)
+    }
+
+    fn read(value: &Value) -> Result<RecordFacts, ReconcileError> {
+        let record = Infra::from_record_value(value.clone()).map_err(invalid)?;
+        let declaration = Declaration::of_record(&record);
+        facts(declaration, &record.created_at, record.status.as_ref())
+    }
+
+    fn expires_at(_object: &ObjectOf<Self>) -> Option<Timestamp> {
+        None
+    }
+
+    fn end(
+        object: &ObjectOf<Self>,
+        _contracts: &[ContractPhase],
+        _now: Timestamp,
+    ) -> Option<EndReason> {
+        lifecycle::infra_end(object.metadata.is_deleting(), object.status.end_reason)
+    }
+}
+
+impl Deployment for EphemeralInfraSpec {
+    const DEPLOYMENT: DeploymentKind = DeploymentKind::EphemeralInfra;
+
+    fn infra(&self) -> &InfraSpec {
+        &self.infra
+    }
+
+    fn infra_mut(&mut self) -> &mut InfraSpec {
+        &mut self.infra
+    }
+
+    fn status(status: &EphemeralInfraStatus) -> &InfraStatus {
+        &status.infra
+    }
+
+    fn status_mut(status: &mut EphemeralInfraStatus) -> &mut InfraStatus {
+        &mut status.infra
+    }
+
+    fn record(
+        object: &ObjectOf<Self>,
+        created_at: Timestamp,
+        previous: Option<&Value>,
+    ) -> Result<Value, ReconcileError> {
+        let previous =
+            previous.and_then(|value| EphemeralInfra::from_record_value(value.clone()).ok());
+        let mut status = object.status.clone();
+        status.expires_at = Self::expires_at(object);
+        publish::ephemeral_record(&object.spec, &status, created_at, previous.as_ref())
+            .to_record_value()
+            .map_err(invalid)
+    }
+
+    fn read(value: &Value) -> Result<RecordFacts, ReconcileError> {
+        let record = EphemeralInfra::from_record_value(value.clone()).map_err(invalid)?;
+        let declaration = Declaration::of_ephemeral_record(&record);
+        facts(declaration, &record.created_at, record.status.as_ref())
+    }
+
+    fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp> {
+        Some(lifecycle::expires_at(
+            object.metadata.created_at,
+            object.spec.ttl_seconds,
+        ))
+    }
+
+    fn end(
+        object: &ObjectOf<Self>,
+        contracts: &[ContractPhase],
+        now: Timestamp,
+    ) -> Option<EndReason> {
+        let facts = EphemeralFacts {
+            end_when: object.spec.end_when,
+            expires_at: lifecycle::expires_at(object.metadata.created_at, object.spec.ttl_seconds),
+            contracts,
+            deleting: object.metadata.is_deleting(),
+            recorded: object.status.infra.end_reason,
+        };
+        lifecycle::ephemeral_end(&facts, now)
+    }
+}
+
+fn facts(
+    declaration: Declaration<'_>,
+    created_at: &str,
+    status: Option<&Status>,
+) -> Result<RecordFacts, ReconcileError> {
+    let parse = |text: Option<&String>| text.and_then(|text| Timestamp::parse_rfc3339(text).ok());
+    Ok(RecordFacts {
+        hash: declaration.hash().map_err(invalid)?,
+        description: declaration.description.map(str::to_owned),
+        contracts: declaration.contracts.to_vec(),
+        created_at: Timestamp::parse_rfc3339(created_at).ok(),
+        ended_at: status.and_then(|status| parse(status.ended_at.as_ref())),
+        end_reason: status
+            .and_then(|status| status.end_reason.as_ref())
+            .and_then(end_reason),
+        expires_at: status.and_then(|status| parse(status.expires_at.as_ref())),
+    })
+    .map(|mut facts| {
+        let ended_phase =
+            status.and_then(|status| status.phase.as_ref()) == Some(&StatusPhase::Ended);
+        if ended_phase && facts.ended_at.is_none() {
+            facts.end_reason = facts.end_reason.or(Some(EndReason::Deleted));
+        }
+        facts
+    })
+}
+
+fn end_reason(reason: &swdesk_lexicon::computer::socialweb::infra::EndReason) -> Option<EndReason> {
+    use swdesk_lexicon::computer::socialweb::infra::EndReason as Recorded;
+    match reason {
+        Recorded::Deleted => Some(EndReason::Deleted),
+        Recorded::Complete => Some(EndReason::Complete),
+        Recorded::Deadline => Some(EndReason::Deadline),
+        Recorded::Other(_) => None,
+    }
+}
+
+fn invalid(error: impl std::fmt::Display) -> ReconcileError {
+    ReconcileError::Invalid(error.to_string())
+}

@@ -1,0 +1,721 @@
+//! The deployment reconciler, one for Infra and one for EphemeralInfra ([`Deployment`]): it
+//! publishes the deployment as a record in the owner's repo (through a child AtprotoRecord,
+//! never directly), pulls edits made elsewhere onto the spec, stops at a conflict, keeps the
+//! index at `self`, runs the contracts as ComputeContracts, and ends the deployment with a
+//! final write the record keeps for good.
+//!
+//! One run, for a deployment that lives: converge the contracts (lifecycle table), roll up the
+//! phase, bind the rkey (successors past ended or expired records), read the record (from the
+//! shared [`RemoteView`]), decide the one sync action (`swdesk_core::sync`), act on it, queue
+//! the index entry, write the status if it changed. A deployment that reached its end (deleted,
+//! or an EphemeralInfra at its deadline or completion) releases every contract, waits until no
+//! guest is held, makes the final write (`ended`, `endedAt`, `endReason`), moves its index entry
+//! to `recentEnded`, and only then lets the object go.
+//!
+//! Invariants: the record is written only by the child AtprotoRecord (swap cid); a record edited
+//! elsewhere is pulled, or shown as a conflict, never overwritten; status-only changes reach the
+//! record at most once a minute (`swdesk_core::progress`); a record that does not read as its
+//! kind is shown with its problems and left untouched; an ended record is never written again;
+//! nothing is deleted from the repo.
+
+mod contracts;
+mod kind;
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_core::declaration::Declaration;
+use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
+use swdesk_core::object::{Condition, ConditionStatus, Metadata, Object, OwnerRef};
+use swdesk_core::progress::{self, Changes, Write};
+use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
+use swdesk_core::repo::RecordRepo;
+use swdesk_core::rkey::{self, Occupant, Probe, Rkey, Start, Succession};
+use swdesk_core::rollup::{self, ObjectFacts};
+use swdesk_core::sync::{self, RemoteRecord as Remote, SyncAction, SyncInputs};
+use swdesk_core::timestamp::Timestamp;
+use swdesk_core::uri::RecordUri;
+use swdesk_store::{ObjectOf, StoreError};
+
+pub use contracts::random_uid;
+pub use kind::{Deployment, RecordFacts};
+
+use crate::context::{Context, ReconcileError};
+use crate::index_writer::{IndexOp, IndexWriter};
+use crate::remote::{RemoteRecord, RemoteView};
+use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::{Action, ObjectKey, Reconciler};
+
+/// The finalizer a deployment holds until its final write is done.
+pub const FINALIZER: &str = "infra.socialweb.computer/final-write";
+/// The condition that tells how the deployment and its record stand.
+pub const SYNCED: &str = "Synced";
+/// How soon a deployment that waits (contracts, its record being written) is looked at again.
+const WAIT: Duration = Duration::from_secs(15);
+
+/// Reconciles the deployments of kind `D`.
+#[derive(Debug)]
+pub struct DeploymentReconciler<D, R> {
+    context: Context<R>,
+    view: Arc<RemoteView<R>>,
+    index: Arc<IndexWriter<R>>,
+    kind: PhantomData<fn() -> D>,
+}
+
+/// What one run found out about the record.
+#[derive(Debug)]
+struct Observed {
+    rkey: Rkey,
+    remote: Option<RemoteRecord>,
+    facts: Option<RecordFacts>,
+}
+
+impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
+    /// A reconciler over `context`, reading records through `view`, writing the index with
+    /// `index`.
+    pub fn new(context: Context<R>, view: Arc<RemoteView<R>>, index: Arc<IndexWriter<R>>) -> Self {
+        Self {
+            context,
+            view,
+            index,
+            kind: PhantomData,
+        }
+    }
+
+    /// One run for a deployment that has not ended.
+    async fn apply(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
+        if D::status(&object.status).ended_at.is_some() {
+            return Ok(Action::AwaitChange);
+        }
+        let now = self.context.now();
+        let contracts = contracts::converge(&self.context, object, None).await?;
+        if let Some(reason) = D::end(object, &contracts.phases(), now) {
+            return self.end(object, reason).await.map(progress_action);
+        }
+        let mut status = object.status.clone();
+        self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
+        let observed = match self.observe(object).await? {
+            Ok(observed) => observed,
+            Err(problems) => {
+                let message = format!(
+                    "the record in the repo cannot be read ({problems}); nothing is written over it"
+                );
+                set_synced(
+                    D::status_mut(&mut status),
+                    false,
+                    "RecordInvalid",
+                    &message,
+                    now,
+                );
+                self.write_status(object, status).await?;
+                return Ok(Action::AwaitChange);
+            }
+        };
+        let action = self.decide(object, &observed.rkey, observed.facts.as_ref())?;
+        self.act(object, status, &observed, action).await
+    }
+
+    /// The status fields every run recomputes: contracts, phase, generation.
+    fn roll_up(
+        &self,
+        object: &ObjectOf<D>,
+        status: &mut D::Status,
+        contracts: &contracts::Contracts,
+        facts: ObjectFacts,
+    ) {
+        let infra = D::status_mut(status);
+        infra.contracts = contracts.statuses.clone();
+        infra.phase = rollup::rollup(&contracts.phases(), facts);
+        infra.observed_generation = object.metadata.generation;
+    }
+
+    /// Binds the rkey and reads the record there; a record that does not read as its kind is
+    /// the inner error, with what is wrong with it.
+    async fn observe(
+        &self,
+        object: &ObjectOf<D>,
+    ) -> Result<Result<Observed, String>, ReconcileError> {
+        let rkey = self.bind(object).await?;
+        let remote = self
+            .view
+            .record(D::DEPLOYMENT.collection(), rkey.as_str())
+            .await?;
+        let facts = match remote
+            .as_ref()
+            .map(|record| D::read(&record.value))
+            .transpose()
+        {
+            Ok(facts) => facts,
+            Err(error) => return Ok(Err(error.to_string())),
+        };
+        Ok(Ok(Observed {
+            rkey,
+            remote,
+            facts,
+        }))
+    }
+
+    /// The rkey of the deployment: the one declared, the one still bound, or the first of its
+    /// succession whose record is neither ended nor expired.
+    async fn bind(&self, object: &ObjectOf<D>) -> Result<Rkey, ReconcileError> {
+        let succession = Succession::new(&object.metadata.name, &object.metadata.uid);
+        let declared = object.spec.infra().record.uri.as_ref().map(RecordUri::rkey);
+        let stored = D::status(&object.status)
+            .record
+            .as_ref()
+            .map(|bound| &bound.rkey);
+        match rkey::start(&succession, declared, stored) {
+            Start::Follow(rkey) | Start::Keep(rkey) => Ok(rkey),
+            Start::Fresh => self.probe(&succession).await,
+        }
+    }
+
+    async fn probe(&self, succession: &Succession) -> Result<Rkey, ReconcileError> {
+        let now = self.context.now();
+        let mut n = 0;
+        loop {
+            let candidate = succession.nth(n).map_err(invalid)?;
+            let remote = self
+                .view
+                .record(D::DEPLOYMENT.collection(), candidate.as_str())
+                .await?;
+            let occupant = match remote.as_ref().map(|record| D::read(&record.value)) {
+                None => Occupant::Free,
+                Some(Ok(facts)) => Occupant::Record {
+                    ended: facts.ended(),
+                    expires_at: facts.expires_at,
+                },
+                Some(Err(_)) => Occupant::Record {
+                    ended: true,
+                    expires_at: None,
+                },
+            };
+            match rkey::probe(succession, n, occupant, now).map_err(invalid)? {
+                Probe::Bind(rkey) => return Ok(rkey),
+                Probe::Next(_) => n += 1,
+            }
+        }
+    }
+
+    fn decide(
+        &self,
+        object: &ObjectOf<D>,
+        rkey: &Rkey,
+        facts: Option<&RecordFacts>,
+    ) -> Result<SyncAction, ReconcileError> {
+        let spec = Declaration::of_spec(object.spec.infra())
+            .hash()
+            .map_err(invalid)?;
+        let status = D::status(&object.status);
+        let record = facts.map_or(Remote::Missing, |facts| Remote::Present {
+            hash: facts.hash,
+            ended: facts.ended(),
+        });
+        Ok(sync::decide(&SyncInputs {
+            rkey,
+            record,
+            ever_bound: status.record.is_some(),
+            spec,
+            last: status.last_declaration_hash,
+            mode: object.spec.infra().record.sync,
+        }))
+    }
+
+    async fn act(
+        &self,
+        object: &ObjectOf<D>,
+        mut status: D::Status,
+        observed: &Observed,
+        action: SyncAction,
+    ) -> Result<Action, ReconcileError> {
+        let now = self.context.now();
+        match action {
+            SyncAction::Create | SyncAction::Push | SyncAction::InSync => {
+                let mut current = object.clone();
+                current.status = status;
+                self.publish(&current, observed, action).await
+            }
+            SyncAction::Pull => self.pull(object, status, observed).await,
+            SyncAction::Conflict => {
+                let message = "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's";
+                set_synced(D::status_mut(&mut status), false, "Conflict", message, now);
+                self.write_status(object, status).await?;
+                Ok(Action::AwaitChange)
+            }
+            SyncAction::Delete => {
+                let name = object.metadata.name.clone();
+                self.context
+                    .store(move |store| store.delete::<D>(&name, now))
+                    .await?;
+                Ok(Action::AwaitChange)
+            }
+            SyncAction::Ended => {
+                let facts = observed.facts.as_ref();
+                let infra = D::status_mut(&mut status);
+                infra.ended_at = facts.and_then(|facts| facts.ended_at).or(Some(now));
+                infra.end_reason = facts
+                    .and_then(|facts| facts.end_reason)
+                    .or(Some(EndReason::Deleted));
+                infra.phase = rollup::ObjectPhase::Ended;
+                set_synced(
+                    infra,
+                    true,
+                    "RecordEnded",
+                    "the record has ended; it is never written again",
+                    now,
+                );
+                self.write_status(object, status).await?;
+                Ok(Action::AwaitChange)
+            }
+            SyncAction::Reserved => {
+                set_synced(
+                    D::status_mut(&mut status),
+                    false,
+                    "ReservedKey",
+                    "`self` is the index's key, never a deployment's",
+                    now,
+                );
+                self.write_status(object, status).await?;
+                Ok(Action::AwaitChange)
+            }
+        }
+    }
+
+    /// Create, Push, or InSync: the record should hold the spec and the status (status-only
+    /// changes at most once a minute); once the child wrote it, the binding is stored.
+    async fn publish(
+        &self,
+        object: &ObjectOf<D>,
+        observed: &Observed,
+        action: SyncAction,
+    ) -> Result<Action, ReconcileError> {
+        let now = self.context.now();
+        let created_at = observed
+            .facts
+            .as_ref()
+            .and_then(|facts| facts.created_at)
+            .unwrap_or(object.metadata.created_at);
+        let previous = observed.remote.as_ref().map(|record| &record.value);
+        let wanted = D::record(object, created_at, previous)?;
+        let child = self.child(object).await?;
+        let written = child.as_ref().map(|child| &child.spec.value);
+        let changes = Changes {
+            declaration: action != SyncAction::InSync && declaration_differs::<D>(written, &wanted),
+            status: written != Some(&wanted),
+            ended: false,
+        };
+        let last_write = child.as_ref().and_then(|child| child.status.last_write_at);
+        let mut requeue = Action::AwaitChange;
+        match progress::when_to_write(last_write, now, changes) {
+            Write::Now => {
+                self.apply_child(object, &observed.rkey, child.as_ref(), wanted)
+                    .await?
+            }
+            Write::At(due) => requeue = Action::RequeueAfter(due.since(now)),
+            Write::Never => {}
+        }
+        let mut status = object.status.clone();
+        if let Some(child) = child.as_ref().filter(|child| child_written(child)) {
+            self.bind_status(object, &mut status, child, observed).await;
+        }
+        set_synced(D::status_mut(&mut status), true, "Published", "", now);
+        self.write_status(object, status).await?;
+        Ok(requeue)
+    }
+
+    /// Records a written child in the status (binding, last agreed declaration) and the index.
+    async fn bind_status(
+        &self,
+        object: &ObjectOf<D>,
+        status: &mut D::Status,
+        child: &AtprotoRecordObject,
+        observed: &Observed,
+    ) {
+        let (Some(uri), Some(cid)) = (child.status.uri.as_deref(), child.status.cid.clone()) else {
+            return;
+        };
+        let Ok(uri) = RecordUri::parse(uri) else {
+            return;
+        };
+        let written_hash = D::read(&child.spec.value).ok().map(|facts| facts.hash);
+        let infra = D::status_mut(status);
+        infra.record = Some(BoundRecord {
+            uri,
+            cid: cid.clone(),
+            rkey: observed.rkey.clone(),
+        });
+        infra.last_declaration_hash = written_hash.or(infra.last_declaration_hash);
+        self.note_written(&observed.rkey, child).await;
+        let created_at = D::read(&child.spec.value)
+            .ok()
+            .and_then(|facts| facts.created_at)
+            .unwrap_or(object.metadata.created_at);
+        let _committed_later = self.index.submit(IndexOp::Live {
+            kind: D::DEPLOYMENT,
+            rkey: observed.rkey.clone(),
+            created_at,
+            expires_at: D::expires_at(object),
+        });
+    }
+
+    /// Only the record changed: its declaration becomes the spec's.
+    async fn pull(
+        &self,
+        object: &ObjectOf<D>,
+        mut status: D::Status,
+        observed: &Observed,
+    ) -> Result<Action, ReconcileError> {
+        let (Some(facts), Some(remote)) = (observed.facts.as_ref(), observed.remote.as_ref())
+        else {
+            return Ok(Action::AwaitChange);
+        };
+        let mut pulled = object.clone();
+        let infra = pulled.spec.infra_mut();
+        infra.description = facts.description.clone();
+        infra.contracts = facts.contracts.clone();
+        let pulled = self
+            .context
+            .store(move |store| store.replace::<D>(&pulled))
+            .await?;
+        let child = self.child(&pulled).await?;
+        self.apply_child(
+            &pulled,
+            &observed.rkey,
+            child.as_ref(),
+            remote.value.clone(),
+        )
+        .await?;
+        let now = self.context.now();
+        let infra = D::status_mut(&mut status);
+        infra.last_declaration_hash = Some(facts.hash);
+        set_synced(
+            infra,
+            true,
+            "Pulled",
+            "the record's declaration was applied here",
+            now,
+        );
+        self.write_status(&pulled, status).await?;
+        Ok(Action::AwaitChange)
+    }
+
+    /// The end: release every contract, wait for the guests to go, make the final write, move
+    /// the index entry, then record the end in the status. `Done` once all of it happened.
+    async fn end(
+        &self,
+        object: &ObjectOf<D>,
+        reason: EndReason,
+    ) -> Result<CleanupProgress, ReconcileError> {
+        let child = self.child(object).await?;
+        let ended_at = self.end_time(object, child.as_ref(), reason);
+        let contracts = contracts::converge(&self.context, object, Some(ended_at)).await?;
+        let mut status = object.status.clone();
+        let deleting = object.metadata.is_deleting();
+        let facts = ObjectFacts {
+            ended: false,
+            deleting,
+            ending: !deleting,
+        };
+        self.roll_up(object, &mut status, &contracts, facts);
+        let statuses = contracts.objects.iter().map(|cc| &cc.status);
+        if !swdesk_core::lifecycle::may_write_final(statuses) {
+            self.write_status(object, status).await?;
+            return Ok(CleanupProgress::Waiting(Action::RequeueAfter(WAIT)));
+        }
+        let mut ended = object.clone();
+        ended.status = status.clone();
+        let infra = D::status_mut(&mut ended.status);
+        infra.ended_at = Some(ended_at);
+        infra.end_reason = Some(reason);
+        infra.phase = rollup::ObjectPhase::Ended;
+        let Some(bound) = D::status(&object.status).record.clone() else {
+            self.write_status(object, ended.status).await?;
+            return Ok(CleanupProgress::Done);
+        };
+        let Some(remote) = self
+            .view
+            .record(D::DEPLOYMENT.collection(), bound.rkey.as_str())
+            .await?
+        else {
+            // The record is gone (deleted elsewhere): there is nothing left to end.
+            self.write_status(object, ended.status).await?;
+            return Ok(CleanupProgress::Done);
+        };
+        let created_at = D::read(&remote.value)
+            .ok()
+            .and_then(|facts| facts.created_at)
+            .unwrap_or(object.metadata.created_at);
+        let final_value = D::record(&ended, created_at, Some(&remote.value))?;
+        if child.as_ref().map(|child| &child.spec.value) != Some(&final_value) {
+            self.apply_child(object, &bound.rkey, child.as_ref(), final_value)
+                .await?;
+            self.write_status(object, status).await?;
+            return Ok(CleanupProgress::Waiting(Action::AwaitChange));
+        }
+        let Some(child) = child.filter(child_written) else {
+            self.write_status(object, status).await?;
+            return Ok(CleanupProgress::Waiting(Action::RequeueAfter(WAIT)));
+        };
+        self.note_written(&bound.rkey, &child).await;
+        let op = IndexOp::Ended {
+            kind: D::DEPLOYMENT,
+            rkey: bound.rkey.clone(),
+            ended_at,
+            reason,
+        };
+        self.index
+            .submit(op)
+            .await
+            .map_err(|_| ReconcileError::Invalid("the index writer stopped".to_owned()))?
+            .map_err(ReconcileError::Invalid)?;
+        self.write_status(object, ended.status).await?;
+        Ok(CleanupProgress::Done)
+    }
+
+    /// When the deployment ended: as already recorded, as the final write being made says, or
+    /// the moment that made it end (the deletion, the deadline), so every run agrees.
+    fn end_time(
+        &self,
+        object: &ObjectOf<D>,
+        child: Option<&AtprotoRecordObject>,
+        reason: EndReason,
+    ) -> Timestamp {
+        let prepared = child
+            .and_then(|child| D::read(&child.spec.value).ok())
+            .and_then(|facts| facts.ended_at);
+        let moment = match reason {
+            EndReason::Deleted => object.metadata.deletion_requested_at,
+            EndReason::Deadline => D::expires_at(object),
+            EndReason::Complete => None,
+        };
+        D::status(&object.status)
+            .ended_at
+            .or(prepared)
+            .or(moment)
+            .unwrap_or_else(|| self.context.now())
+    }
+
+    /// Tells the view the record at `rkey` is what `child` wrote, so the next read agrees.
+    async fn note_written(&self, rkey: &Rkey, child: &AtprotoRecordObject) {
+        let Some(cid) = child.status.cid.clone() else {
+            return;
+        };
+        let record = RemoteRecord {
+            cid,
+            value: child.spec.value.clone(),
+        };
+        self.view
+            .note(D::DEPLOYMENT.collection(), rkey.as_str(), Some(record))
+            .await;
+    }
+
+    /// The child AtprotoRecord of `object`, if it has one.
+    async fn child(
+        &self,
+        object: &ObjectOf<D>,
+    ) -> Result<Option<AtprotoRecordObject>, ReconcileError> {
+        let name = child_name::<D>(&object.metadata)?;
+        self.context
+            .store(move |store| store.get::<AtprotoRecordSpec>(&name))
+            .await
+    }
+
+    /// Makes the child hold `value` at `rkey` (creating it, owned by `object`, when missing:
+    /// a record already at `rkey` is its first swap, so the child writes over exactly it).
+    async fn apply_child(
+        &self,
+        object: &ObjectOf<D>,
+        rkey: &Rkey,
+        child: Option<&AtprotoRecordObject>,
+        value: Value,
+    ) -> Result<(), ReconcileError> {
+        match child {
+            Some(child) if child.spec.value == value && &child.spec.rkey == rkey => Ok(()),
+            Some(child) => {
+                let mut updated = child.clone();
+                updated.spec.value = value;
+                updated.spec.rkey = rkey.clone();
+                self.context
+                    .store(move |store| store.replace::<AtprotoRecordSpec>(&updated))
+                    .await
+                    .map(drop)
+            }
+            None => {
+                let existing = self
+                    .view
+                    .record(D::DEPLOYMENT.collection(), rkey.as_str())
+                    .await?;
+                let mut created = new_child::<D>(object, rkey, value, self.context.now())?;
+                created.status.cid = existing.map(|record| record.cid);
+                self.context
+                    .store(move |store| store.create::<AtprotoRecordSpec>(&created))
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    async fn write_status(
+        &self,
+        object: &ObjectOf<D>,
+        status: D::Status,
+    ) -> Result<(), ReconcileError> {
+        if status == object.status {
+            return Ok(());
+        }
+        let mut updated = object.clone();
+        updated.status = status;
+        self.context
+            .store(move |store| store.update_status::<D>(&updated))
+            .await
+            .map(drop)
+    }
+
+    /// After the final write: the child goes (its record stays: `Retain`); gone already is fine.
+    async fn release_child(&self, object: &ObjectOf<D>) -> Result<(), ReconcileError> {
+        let name = child_name::<D>(&object.metadata)?;
+        let now = self.context.now();
+        self.context
+            .store(
+                move |store| match store.delete::<AtprotoRecordSpec>(&name, now) {
+                    Ok(_) | Err(StoreError::NotFound { .. }) => Ok(()),
+                    Err(error) => Err(error),
+                },
+            )
+            .await
+    }
+
+    /// The deletion: the end (unless the deployment ended already), then the child goes.
+    async fn cleanup(&self, object: &ObjectOf<D>) -> Result<CleanupProgress, ReconcileError> {
+        if D::status(&object.status).ended_at.is_none()
+            && let CleanupProgress::Waiting(action) = self.end(object, EndReason::Deleted).await?
+        {
+            return Ok(CleanupProgress::Waiting(action));
+        }
+        self.release_child(object).await?;
+        Ok(CleanupProgress::Done)
+    }
+}
+
+impl<D: Deployment, R: RecordRepo + 'static> Reconciler for DeploymentReconciler<D, R> {
+    type Error = ReconcileError;
+
+    async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
+        let name = key.name.clone();
+        let found = self
+            .context
+            .store(move |store| store.get::<D>(&name))
+            .await?;
+        let Some(object) = found else {
+            return Ok(Action::AwaitChange);
+        };
+        let context = &self.context;
+        let steps = FinalizerSteps {
+            add_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| store.add_finalizer::<D>(&object, FINALIZER))
+                    .await
+                    .map(drop)
+            },
+            apply: async || self.apply(&object).await,
+            cleanup: async || self.cleanup(&object).await,
+            remove_finalizer: async || {
+                let object = object.clone();
+                context
+                    .store(move |store| store.remove_finalizer::<D>(&object, FINALIZER))
+                    .await
+                    .map(drop)
+            },
+        };
+        finalize(&object.metadata, FINALIZER, steps)
+            .await
+            .map_err(FinalizerError::into_inner)
+    }
+}
+
+/// The child AtprotoRecord's name: `infra-<uid>` or `ephemeral-<uid>`.
+pub fn child_name<D: Deployment>(
+    metadata: &Metadata,
+) -> Result<swdesk_core::name::Name, ReconcileError> {
+    let prefix = match D::DEPLOYMENT {
+        swdesk_core::infra::DeploymentKind::Infra => "infra",
+        swdesk_core::infra::DeploymentKind::EphemeralInfra => "ephemeral",
+    };
+    swdesk_core::name::Name::parse(&format!("{prefix}-{}", metadata.uid.as_str())).map_err(invalid)
+}
+
+fn new_child<D: Deployment>(
+    object: &ObjectOf<D>,
+    rkey: &Rkey,
+    value: Value,
+    now: Timestamp,
+) -> Result<AtprotoRecordObject, ReconcileError> {
+    let mut metadata = Metadata::new(child_name::<D>(&object.metadata)?, random_uid()?, now);
+    metadata.owner_refs.push(OwnerRef {
+        kind: <D as swdesk_store::Resource>::KIND,
+        name: object.metadata.name.clone(),
+        uid: object.metadata.uid.clone(),
+        controller: true,
+    });
+    Ok(Object {
+        metadata,
+        spec: AtprotoRecordSpec {
+            collection: D::DEPLOYMENT.collection().to_owned(),
+            rkey: rkey.clone(),
+            value,
+            deletion_policy: DeletionPolicy::Retain,
+        },
+        status: Default::default(),
+    })
+}
+
+/// Whether the child's record holds its value now.
+fn child_written(child: &AtprotoRecordObject) -> bool {
+    child.status.error.is_none()
+        && child.status.cid.is_some()
+        && swdesk_lexicon::cid::record_cid(&child.spec.value)
+            .is_ok_and(|cid| child.status.cid.as_deref() == Some(cid.to_string().as_str()))
+}
+
+fn declaration_differs<D: Deployment>(written: Option<&Value>, wanted: &Value) -> bool {
+    let hash = |value: &Value| D::read(value).ok().map(|facts| facts.hash);
+    written.is_none_or(|written| hash(written) != hash(wanted))
+}
+
+/// Sets the `Synced` condition (its transition time moves only when its truth changes).
+fn set_synced(status: &mut InfraStatus, synced: bool, reason: &str, message: &str, now: Timestamp) {
+    let truth = if synced {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    };
+    let since = status
+        .conditions
+        .iter()
+        .find(|condition| condition.kind == SYNCED && condition.status == truth)
+        .map_or(now, |condition| condition.last_transition_at);
+    status
+        .conditions
+        .retain(|condition| condition.kind != SYNCED);
+    status.conditions.push(Condition {
+        kind: SYNCED.to_owned(),
+        status: truth,
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        last_transition_at: since,
+    });
+}
+
+fn progress_action(progress: CleanupProgress) -> Action {
+    match progress {
+        CleanupProgress::Done => Action::AwaitChange,
+        CleanupProgress::Waiting(action) => action,
+    }
+}
+
+fn invalid(error: impl std::fmt::Display) -> ReconcileError {
+    ReconcileError::Invalid(error.to_string())
+}

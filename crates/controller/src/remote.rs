@@ -1,0 +1,120 @@
+//! The controller's view of the owner's deployment collections: every record of a collection
+//! as one `listRecords` walk last saw it, shared by every reconcile. A steady-state resync of
+//! N deployments then costs one page per 100 records instead of one `getRecord` each.
+//!
+//! Invariants: a snapshot older than its `max_age` is fetched again before it is read, by one
+//! caller while the others wait for it (single flight); writes this app makes are noted into
+//! the snapshot at once ([`RemoteView::note`]), so a reconcile never mistakes its own write
+//! for a remote edit; [`RemoteView::invalidate`] forces the next read to fetch.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_core::repo::{RecordRepo, RepoError};
+use tokio::time::Instant;
+
+/// Records fetched per page.
+const PAGE: u16 = 100;
+
+/// A record as the view knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteRecord {
+    /// Its cid.
+    pub cid: String,
+    /// Its value.
+    pub value: Value,
+}
+
+#[derive(Debug, Default)]
+struct Snapshot {
+    records: BTreeMap<String, RemoteRecord>,
+    fetched_at: Option<Instant>,
+}
+
+/// The owner's records of the collections the controller reads, cached.
+#[derive(Debug)]
+pub struct RemoteView<R> {
+    repo: Arc<R>,
+    max_age: Duration,
+    collections: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Snapshot>>>>,
+}
+
+impl<R: RecordRepo> RemoteView<R> {
+    /// A view over `repo` whose snapshots are fetched again once older than `max_age`.
+    pub fn new(repo: Arc<R>, max_age: Duration) -> Self {
+        Self {
+            repo,
+            max_age,
+            collections: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The record `collection/rkey` of the owner's repo, if there is one.
+    pub async fn record(
+        &self,
+        collection: &str,
+        rkey: &str,
+    ) -> Result<Option<RemoteRecord>, RepoError> {
+        let snapshot = self.snapshot(collection);
+        let mut snapshot = snapshot.lock().await;
+        let fresh = snapshot
+            .fetched_at
+            .is_some_and(|at| at.elapsed() < self.max_age);
+        if !fresh {
+            snapshot.records = self.fetch(collection).await?;
+            snapshot.fetched_at = Some(Instant::now());
+        }
+        Ok(snapshot.records.get(rkey).cloned())
+    }
+
+    /// Notes a write this app made (or a record it read directly), so the view agrees at once.
+    pub async fn note(&self, collection: &str, rkey: &str, record: Option<RemoteRecord>) {
+        let snapshot = self.snapshot(collection);
+        let mut snapshot = snapshot.lock().await;
+        match record {
+            Some(record) => snapshot.records.insert(rkey.to_owned(), record),
+            None => snapshot.records.remove(rkey),
+        };
+    }
+
+    /// Makes the next read of `collection` fetch it again.
+    pub async fn invalidate(&self, collection: &str) {
+        self.snapshot(collection).lock().await.fetched_at = None;
+    }
+
+    fn snapshot(&self, collection: &str) -> Arc<tokio::sync::Mutex<Snapshot>> {
+        let mut collections = self
+            .collections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(collections.entry(collection.to_owned()).or_default())
+    }
+
+    async fn fetch(&self, collection: &str) -> Result<BTreeMap<String, RemoteRecord>, RepoError> {
+        let mut records = BTreeMap::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self
+                .repo
+                .list(self.repo.owner(), collection, cursor.as_deref(), PAGE)
+                .await?;
+            let full = page.records.len() == usize::from(PAGE);
+            for record in page.records {
+                let rkey = record.uri.rkey().to_string();
+                records.insert(
+                    rkey,
+                    RemoteRecord {
+                        cid: record.cid,
+                        value: record.value,
+                    },
+                );
+            }
+            match page.cursor {
+                Some(next) if full => cursor = Some(next),
+                _ => return Ok(records),
+            }
+        }
+    }
+}

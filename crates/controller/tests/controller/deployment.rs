@@ -1,0 +1,350 @@
+//! Infra and EphemeralInfra: published through their child records, pulled, in conflict,
+//! ended with a final write the record keeps, listed in the index at `self`, and re-created on
+//! a successor rkey.
+
+use serde_json::{Value, json};
+use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
+use swdesk_core::name::Name;
+use swdesk_core::object::{ConditionStatus, Object};
+use swdesk_core::rollup::{ContractPhase, ObjectPhase};
+use swdesk_store::ObjectOf;
+
+use crate::support::{Core, OWNER, World};
+
+const INFRA: &str = "computer.socialweb.infra";
+const EPHEMERAL: &str = "computer.socialweb.ephemeralInfra";
+
+fn contract(name: &str, state: &str) -> Contract {
+    Contract {
+        name: name.to_owned(),
+        state: ContractState::from(state),
+        ..Default::default()
+    }
+}
+
+fn infra(
+    world: &World,
+    name: &str,
+    description: &str,
+    contracts: Vec<Contract>,
+) -> ObjectOf<InfraSpec> {
+    let object = Object {
+        metadata: world.metadata(name),
+        spec: InfraSpec {
+            description: Some(description.to_owned()),
+            contracts,
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    world.store.create::<InfraSpec>(&object).unwrap()
+}
+
+fn get(world: &World, name: &str) -> Option<ObjectOf<InfraSpec>> {
+    world
+        .store
+        .get::<InfraSpec>(&Name::parse(name).unwrap())
+        .unwrap()
+}
+
+fn record(world: &World, rkey: &str) -> Option<Value> {
+    world.repo.value(OWNER, INFRA, rkey)
+}
+
+fn index(world: &World) -> Value {
+    record(world, "self").expect("the index exists")["index"].clone()
+}
+
+fn live_rkeys(world: &World) -> Vec<String> {
+    index(world)["live"]
+        .as_array()
+        .map(|live| {
+            live.iter()
+                .map(|entry| entry["rkey"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn synced(object: &ObjectOf<InfraSpec>) -> (ConditionStatus, String) {
+    let condition = object
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.kind == "Synced")
+        .expect("a Synced condition");
+    (condition.status, condition.reason.clone())
+}
+
+/// Edits the record as another device would, and lets the controller's view see it.
+async fn edit_elsewhere(world: &World, core: &Core, rkey: &str, edit: impl FnOnce(&mut Value)) {
+    let mut value = record(world, rkey).unwrap();
+    edit(&mut value);
+    world.repo.write_directly(OWNER, INFRA, rkey, value);
+    core.view.invalidate(INFRA).await;
+}
+
+#[tokio::test]
+async fn a_new_deployment_is_published_bound_and_listed_in_the_index() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(
+        &world,
+        "web",
+        "a web server",
+        vec![contract("api", "staged")],
+    );
+    core.settle(&world).await;
+
+    let published = record(&world, "web").expect("the record exists at the object's name");
+    assert_eq!(published["$type"], INFRA);
+    assert_eq!(published["description"], "a web server");
+    assert_eq!(published["contracts"][0]["name"], "api");
+    assert_eq!(published["status"]["phase"], "staged");
+    let object = get(&world, "web").unwrap();
+    assert_eq!(object.status.record.as_ref().unwrap().rkey.as_str(), "web");
+    assert_eq!(object.status.phase, ObjectPhase::Staged);
+    assert_eq!(
+        synced(&object),
+        (ConditionStatus::True, "Published".to_owned())
+    );
+    assert_eq!(live_rkeys(&world), ["web"]);
+    assert_eq!(index(&world)["live"][0]["writer"], "desktop");
+}
+
+#[tokio::test]
+async fn a_deployment_in_sync_costs_no_write_on_a_resync() {
+    let world = World::new();
+    let core = Core::new(&world);
+    for name in ["alpha", "beta", "gamma"] {
+        infra(&world, name, name, vec![]);
+    }
+    core.settle(&world).await;
+    let before = world.repo.calls();
+    core.view.invalidate(INFRA).await;
+    core.settle(&world).await;
+    let after = world.repo.calls();
+    assert_eq!(
+        after.writes(),
+        before.writes(),
+        "no write in the steady state"
+    );
+    assert_eq!(
+        after.gets, before.gets,
+        "records come from the list, not one get each"
+    );
+    assert!(
+        after.lists - before.lists <= 1,
+        "one page lists all three: {before:?} → {after:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_made_elsewhere_is_pulled_onto_the_spec() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "before", vec![]);
+    core.settle(&world).await;
+    edit_elsewhere(&world, &core, "web", |value| {
+        value["description"] = json!("edited elsewhere")
+    })
+    .await;
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    assert_eq!(object.spec.description.as_deref(), Some("edited elsewhere"));
+    assert_eq!(synced(&object).0, ConditionStatus::True);
+    assert_eq!(
+        record(&world, "web").unwrap()["description"],
+        "edited elsewhere"
+    );
+}
+
+#[tokio::test]
+async fn edits_on_both_sides_stop_at_a_conflict_and_nothing_is_overwritten() {
+    let world = World::new();
+    let core = Core::new(&world);
+    let mut object = infra(&world, "web", "before", vec![]);
+    core.settle(&world).await;
+    edit_elsewhere(&world, &core, "web", |value| {
+        value["description"] = json!("theirs")
+    })
+    .await;
+    object = get(&world, "web").unwrap_or(object);
+    object.spec.description = Some("ours".to_owned());
+    world.store.replace::<InfraSpec>(&object).unwrap();
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    assert_eq!(
+        synced(&object),
+        (ConditionStatus::False, "Conflict".to_owned())
+    );
+    assert_eq!(
+        record(&world, "web").unwrap()["description"],
+        "theirs",
+        "the record is untouched"
+    );
+    assert_eq!(
+        object.spec.description.as_deref(),
+        Some("ours"),
+        "the spec is untouched"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_index() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "to end", vec![contract("api", "requested")]);
+    core.settle(&world).await;
+    world
+        .store
+        .delete::<InfraSpec>(&Name::parse("web").unwrap(), world.clock_now())
+        .unwrap();
+    core.settle(&world).await;
+
+    assert!(
+        get(&world, "web").is_none(),
+        "the object is gone once the final write is done"
+    );
+    let ended = record(&world, "web").expect("the record is never deleted");
+    assert_eq!(ended["status"]["phase"], "ended");
+    assert_eq!(ended["status"]["endReason"], "deleted");
+    assert!(ended["status"]["endedAt"].is_string());
+    assert_eq!(ended["status"]["contracts"][0]["phase"], "released");
+    assert!(live_rkeys(&world).is_empty());
+    assert_eq!(index(&world)["recentEnded"][0]["rkey"], "web");
+    assert!(
+        world
+            .store
+            .list::<swdesk_core::compute::ComputeContractSpec>()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_deployment_re_created_under_an_ended_name_takes_a_successor_rkey() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "first", vec![]);
+    core.settle(&world).await;
+    world
+        .store
+        .delete::<InfraSpec>(&Name::parse("web").unwrap(), world.clock_now())
+        .unwrap();
+    core.settle(&world).await;
+    let again = infra(&world, "web", "second", vec![]);
+    core.settle(&world).await;
+
+    let successor = format!("web-{}", again.metadata.uid.short());
+    assert_eq!(
+        get(&world, "web")
+            .unwrap()
+            .status
+            .record
+            .unwrap()
+            .rkey
+            .as_str(),
+        successor
+    );
+    assert_eq!(record(&world, &successor).unwrap()["description"], "second");
+    assert_eq!(
+        record(&world, "web").unwrap()["description"],
+        "first",
+        "the ended record is untouched"
+    );
+    assert_eq!(live_rkeys(&world), [successor]);
+}
+
+#[tokio::test]
+async fn a_record_that_does_not_read_as_a_deployment_is_shown_and_never_overwritten() {
+    let world = World::new();
+    let core = Core::new(&world);
+    let broken =
+        json!({"$type": INFRA, "contracts": "not a list", "createdAt": "2026-12-03T00:00:00.000Z"});
+    world
+        .repo
+        .write_directly(OWNER, INFRA, "web", broken.clone());
+    let mut object = infra(&world, "web", "mine", vec![]);
+    object.spec.record.uri =
+        Some(swdesk_core::uri::RecordUri::parse(&format!("at://{OWNER}/{INFRA}/web")).unwrap());
+    world.store.replace::<InfraSpec>(&object).unwrap();
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    assert_eq!(
+        synced(&object),
+        (ConditionStatus::False, "RecordInvalid".to_owned())
+    );
+    assert_eq!(record(&world, "web").unwrap(), broken);
+}
+
+#[tokio::test]
+async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(
+        &world,
+        "web",
+        "wants a guest",
+        vec![contract("api", "requested")],
+    );
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    assert_eq!(object.status.phase, ObjectPhase::Deploying);
+    assert!(object.status.phase.is_waiting());
+    let status = &object.status.contracts[0];
+    assert_eq!(status.phase, ContractPhase::Requesting);
+    assert!(
+        status.message.as_deref().unwrap().contains("waiting"),
+        "{status:?}"
+    );
+    assert_eq!(
+        record(&world, "web").unwrap()["status"]["contracts"][0]["phase"],
+        "requesting"
+    );
+}
+
+#[tokio::test]
+async fn an_ephemeral_deployment_ends_itself_at_its_deadline() {
+    let world = World::new();
+    let core = Core::new(&world);
+    let object = Object {
+        metadata: world.metadata("batch"),
+        spec: EphemeralInfraSpec {
+            infra: InfraSpec {
+                description: Some("short lived".into()),
+                ..Default::default()
+            },
+            ttl_seconds: 60,
+            end_when: Default::default(),
+        },
+        status: Default::default(),
+    };
+    world.store.create::<EphemeralInfraSpec>(&object).unwrap();
+    core.settle(&world).await;
+    assert_eq!(
+        world.repo.value(OWNER, EPHEMERAL, "batch").unwrap()["status"]["phase"],
+        "pending"
+    );
+
+    world.clock.advance_seconds(61);
+    core.settle(&world).await;
+    let ended = world.repo.value(OWNER, EPHEMERAL, "batch").unwrap();
+    assert_eq!(ended["status"]["phase"], "ended");
+    assert_eq!(ended["status"]["endReason"], "deadline");
+    let object = world
+        .store
+        .get::<EphemeralInfraSpec>(&Name::parse("batch").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        object.status.infra.phase,
+        ObjectPhase::Ended,
+        "the object stays, ended"
+    );
+    assert_eq!(index(&world)["recentEnded"][0]["rkey"], "batch");
+}

@@ -2,16 +2,19 @@
 //! EphemeralInfra, ComputeContract, AtprotoRecord, the collections) converging on what their
 //! specs ask for, the kube-rs way.
 //!
-//! For now it holds only the [`runtime`]: per-kind queues that dedupe and debounce, one reconcile
-//! per object at a time, requeues and capped exponential backoff, a periodic resync, finalizers
-//! and a controlled shutdown. The runtime is driven by keys and knows no store: the reconcilers
-//! (to come, one per kind) read and write objects through the store themselves, and whoever
-//! watches the store feeds keys to a [`runtime::Trigger`].
+//! Map: [`runtime`] (per-kind queues that dedupe and debounce, one reconcile per object at a
+//! time, requeues and capped exponential backoff, a periodic resync, finalizers, a controlled
+//! shutdown; driven by keys, it knows no store), [`kinds`] (one reconciler per kind, over a
+//! [`Context`]: the store, the owner's repo, the clock), [`remote`] (the owner's records as a
+//! shared listing), [`index_writer`] (the index at `self`), [`engine`] (all of it running, fed
+//! by the store's watch). InfraCollection (following another device's index) is still to come.
 
 pub mod context;
+pub mod engine;
 pub mod index_writer;
 pub mod kinds;
 pub mod remote;
 pub mod runtime;
 
 pub use context::{Context, ReconcileError, SystemClock};
+pub use engine::{Engine, EngineConfig};

@@ -1,0 +1,270 @@
+//! The running controller: one [`Controller`] per kind over one store, the owner's repo and a
+//! market, fed by the store's watch. Every committed change triggers its own object and, for a
+//! child (an AtprotoRecord, a ComputeContract), the deployment that owns it; each kind also
+//! lists all its objects at start and every resync period. The index writer runs beside them.
+//!
+//! Invariants: the watch is subscribed before the first listing, so no change falls between
+//! the two; a watcher that lags behind the store relists every kind instead of guessing; the
+//! engine stops every controller within one grace period.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_core::compute::ComputeContractSpec;
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
+use swdesk_core::market::Market;
+use swdesk_core::name::Name;
+use swdesk_core::object::{Kind, OwnerRef};
+use swdesk_core::record::AtprotoRecordSpec;
+use swdesk_core::repo::RecordRepo;
+use swdesk_core::timestamp::Clock;
+use swdesk_store::{Change, Event, Resource, Store};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+
+use crate::context::Context;
+use crate::index_writer::IndexWriter;
+use crate::kinds::compute::ComputeReconciler;
+use crate::kinds::deployment::DeploymentReconciler;
+use crate::kinds::record::RecordReconciler;
+use crate::remote::RemoteView;
+use crate::runtime::{
+    Controller, ControllerConfig, KeyLister, KeyStatus, ObjectKey, RuntimeEvent, Trigger,
+};
+
+/// How the engine runs.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// Each controller's queue settings (debounce, concurrency, resync period).
+    pub controllers: ControllerConfig,
+    /// How old a listing of the owner's records may be before it is read again.
+    pub remote_max_age: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            controllers: ControllerConfig::default(),
+            remote_max_age: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The embedded core controller, running.
+#[derive(Debug)]
+pub struct Engine {
+    controllers: Vec<Controller>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Starts every controller on the current tokio runtime.
+    pub fn start<R: RecordRepo + 'static, M: Market + 'static>(
+        store: Arc<Store>,
+        repo: Arc<R>,
+        market: Arc<M>,
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+    ) -> Self {
+        let watch = store.watch();
+        let context = Context::new(Arc::clone(&store), Arc::clone(&repo), Arc::clone(&clock));
+        let view = Arc::new(RemoteView::new(Arc::clone(&repo), config.remote_max_age));
+        let index = IndexWriter::new(repo, Arc::clone(&view), clock);
+        let settings = config.controllers;
+        let controllers = vec![
+            Controller::spawn_with_resync(
+                Kind::Infra,
+                DeploymentReconciler::<InfraSpec, R>::new(
+                    context.clone(),
+                    Arc::clone(&view),
+                    Arc::clone(&index),
+                ),
+                settings,
+                lister::<InfraSpec>(&store),
+            ),
+            Controller::spawn_with_resync(
+                Kind::EphemeralInfra,
+                DeploymentReconciler::<EphemeralInfraSpec, R>::new(
+                    context.clone(),
+                    view,
+                    Arc::clone(&index),
+                ),
+                settings,
+                lister::<EphemeralInfraSpec>(&store),
+            ),
+            Controller::spawn_with_resync(
+                Kind::AtprotoRecord,
+                RecordReconciler::new(context.clone()),
+                settings,
+                lister::<AtprotoRecordSpec>(&store),
+            ),
+            Controller::spawn_with_resync(
+                Kind::ComputeContract,
+                ComputeReconciler::new(context, market),
+                settings,
+                lister::<ComputeContractSpec>(&store),
+            ),
+        ];
+        let triggers: Vec<Trigger> = controllers.iter().map(Controller::trigger).collect();
+        let tasks = vec![
+            tokio::spawn(index.run()),
+            tokio::spawn(route(store, watch, triggers)),
+        ];
+        Self { controllers, tasks }
+    }
+
+    /// What the controller of `kind` knows about `name`: last action, error, next run.
+    pub fn status(&self, kind: Kind, name: &Name) -> Option<KeyStatus> {
+        self.controller(kind)
+            .and_then(|controller| controller.status(name))
+    }
+
+    /// Every reconcile as it starts, ends or fails, for the Activity view.
+    pub fn events(&self) -> Vec<tokio::sync::broadcast::Receiver<RuntimeEvent>> {
+        self.controllers.iter().map(Controller::events).collect()
+    }
+
+    /// Schedules `key` now (the owner asked for it, e.g. after resolving a conflict).
+    pub fn schedule(&self, key: &ObjectKey) {
+        if let Some(controller) = self.controller(key.kind) {
+            let _stopped = controller.trigger().schedule(key.name.clone());
+        }
+    }
+
+    fn controller(&self, kind: Kind) -> Option<&Controller> {
+        self.controllers
+            .iter()
+            .find(|controller| controller.kind() == kind)
+    }
+
+    /// Stops every controller, letting running reconciles finish within `grace`.
+    pub async fn shutdown(self, grace: Duration) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for controller in self.controllers {
+            let kind = controller.kind();
+            match controller.shutdown(grace).await {
+                Ok(report) if !report.cut_off.is_empty() => {
+                    tracing::warn!(?kind, cut_off = ?report.cut_off, "reconciles cut off at shutdown");
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(?kind, %error, "a controller did not stop cleanly"),
+            }
+        }
+    }
+}
+
+/// Lists every object name of kind `R` in the store: the resync's source.
+#[derive(Debug)]
+struct StoreLister<R> {
+    store: Arc<Store>,
+    kind: PhantomData<fn() -> R>,
+}
+
+fn lister<R: Resource>(store: &Arc<Store>) -> StoreLister<R> {
+    StoreLister {
+        store: Arc::clone(store),
+        kind: PhantomData,
+    }
+}
+
+impl<R: Resource> KeyLister for StoreLister<R> {
+    type Error = String;
+
+    async fn list(&self) -> Result<Vec<Name>, String> {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || store.list::<R>())
+            .await
+            .map_err(|error| error.to_string())?
+            .map(|objects| {
+                objects
+                    .into_iter()
+                    .map(|object| object.metadata.name)
+                    .collect()
+            })
+            .map_err(|error| error.to_string())
+    }
+}
+
+/// Routes every committed change to the controller of its kind, and a child's change to the
+/// controller of its owner too.
+async fn route(
+    store: Arc<Store>,
+    mut watch: tokio::sync::broadcast::Receiver<Event>,
+    triggers: Vec<Trigger>,
+) {
+    let send = |kind: Kind, name: Name| {
+        if let Some(trigger) = triggers.iter().find(|trigger| trigger.kind() == kind) {
+            let _stopped = trigger.schedule(name);
+        }
+    };
+    loop {
+        match watch.recv().await {
+            Ok(event) => {
+                send(event.kind, event.name.clone());
+                if event.change != Change::Deleted {
+                    for owner in owners(&store, &event).await {
+                        send(owner.kind, owner.name);
+                    }
+                }
+            }
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "the controller fell behind the store; relisting every kind"
+                );
+                relist(&store, &send).await;
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// The owners of the changed object (children only: deployments own records and contracts).
+async fn owners(store: &Arc<Store>, event: &Event) -> Vec<OwnerRef> {
+    let (store, name) = (Arc::clone(store), event.name.clone());
+    let refs = match event.kind {
+        Kind::AtprotoRecord => {
+            tokio::task::spawn_blocking(move || {
+                store
+                    .get::<AtprotoRecordSpec>(&name)
+                    .map(|found| found.map(|object| object.metadata.owner_refs))
+            })
+            .await
+        }
+        Kind::ComputeContract => {
+            tokio::task::spawn_blocking(move || {
+                store
+                    .get::<ComputeContractSpec>(&name)
+                    .map(|found| found.map(|object| object.metadata.owner_refs))
+            })
+            .await
+        }
+        _ => return Vec::new(),
+    };
+    refs.ok().and_then(Result::ok).flatten().unwrap_or_default()
+}
+
+async fn relist(store: &Arc<Store>, send: &impl Fn(Kind, Name)) {
+    for (kind, names) in [
+        (Kind::Infra, lister::<InfraSpec>(store).list().await),
+        (
+            Kind::EphemeralInfra,
+            lister::<EphemeralInfraSpec>(store).list().await,
+        ),
+        (
+            Kind::AtprotoRecord,
+            lister::<AtprotoRecordSpec>(store).list().await,
+        ),
+        (
+            Kind::ComputeContract,
+            lister::<ComputeContractSpec>(store).list().await,
+        ),
+    ] {
+        for name in names.unwrap_or_default() {
+            send(kind, name);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The engine running on its own: the store's watch drives every controller, no hand-driving.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_controller::kinds::compute::Unconnected;
+use swdesk_controller::{Engine, EngineConfig};
+use swdesk_core::infra::{InfraSpec, InfraStatus};
+use swdesk_core::name::Name;
+use swdesk_core::object::Object;
+
+use crate::support::{OWNER, World};
+
+const INFRA: &str = "computer.socialweb.infra";
+
+/// Waits (real time, up to 20 s) until `check` holds.
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what} did not happen within 20 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it() {
+    let world = World::new();
+    let engine = Engine::start(
+        world.store.clone(),
+        world.repo.clone(),
+        Arc::new(Unconnected),
+        world.clock.clone(),
+        EngineConfig::default(),
+    );
+    let object = Object {
+        metadata: world.metadata("web"),
+        spec: InfraSpec {
+            description: Some("hello".into()),
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    world.store.create::<InfraSpec>(&object).unwrap();
+    eventually("the record is published", || {
+        world.repo.value(OWNER, INFRA, "web").is_some()
+    })
+    .await;
+    eventually("the index lists it", || {
+        world
+            .repo
+            .value(OWNER, INFRA, "self")
+            .is_some_and(|index| index["index"]["live"][0]["rkey"] == "web")
+    })
+    .await;
+
+    world
+        .store
+        .delete::<InfraSpec>(&Name::parse("web").unwrap(), world.clock_now())
+        .unwrap();
+    eventually("the object goes after its final write", || {
+        world
+            .store
+            .get::<InfraSpec>(&Name::parse("web").unwrap())
+            .unwrap()
+            .is_none()
+    })
+    .await;
+    let ended = world.repo.value(OWNER, INFRA, "web").unwrap();
+    assert_eq!(ended["status"]["phase"], "ended");
+    engine.shutdown(Duration::from_secs(5)).await;
+}

@@ -3,8 +3,11 @@
 //!
 //! Map:
 //! - [`network`]: which network the app talks to (the local sandbox, or the public network);
-//! - [`session`]: the owner's session: restore, sign in through the browser, sign out.
+//! - [`session`]: the owner's session: restore, sign in through the browser, sign out;
+//! - [`controller`]: the embedded core controller of the signed-in account (its store, the
+//!   engine over its repo).
 
+pub mod controller;
 pub mod network;
 pub mod session;
 

@@ -4,4 +4,5 @@
 // Test helpers fail their test by panicking, as the tests themselves do.
 #![allow(clippy::unwrap_used)]
 
+mod controller;
 mod session;

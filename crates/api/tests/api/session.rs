@@ -11,7 +11,7 @@ use swdesk_devnet::{Account, Decision, SandboxPds};
 use url::Url;
 
 /// The sandbox network of the shared PDS, its sessions in a keychain entry of this test's own.
-async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>) {
+pub async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>) {
     let pds = SandboxPds::from_env_or_start().await.unwrap();
     let mut network = Network::sandbox(&pds.ready_line()).unwrap();
     network.keychain_name = format!("api-test-{test}-{}", std::process::id());
@@ -20,7 +20,7 @@ async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>) {
     (pds, network, Arc::new(keychain))
 }
 
-fn sessions(
+pub fn sessions(
     network: &Network,
     browser: Arc<dyn Browser>,
     store: &Arc<dyn SessionStore>,
@@ -30,7 +30,7 @@ fn sessions(
 
 /// Chromium signing in as `account` and approving.
 #[derive(Debug)]
-struct Approving(Account);
+pub struct Approving(pub Account);
 
 impl Browser for Approving {
     fn open(&self, url: &Url) -> Result<(), String> {

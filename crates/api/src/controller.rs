@@ -1,0 +1,152 @@
+//! The embedded core controller of the signed-in account: its object store (one SQLite file
+//! per account under the app's data directory, so two accounts never share objects) and the
+//! engine reconciling it against the account's repo. The compute market is not connected in
+//! this build: contracts wait, and say so.
+//!
+//! Invariants: one running controller per account and store file; stopping it lets running
+//! reconciles finish within a grace period; the store outlives the controller (objects stay
+//! when the owner signs out, and the controller picks them up at the next sign-in).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::{Agent, PdsRepo};
+use swdesk_controller::kinds::compute::Unconnected;
+use swdesk_controller::{Engine, EngineConfig, SystemClock};
+use swdesk_store::{Store, StoreError};
+
+/// How long running reconciles may take to finish when the controller stops.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The controller could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The store file could not be opened.
+    #[error("the local store at {path} could not be opened: {source}")]
+    Store {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: StoreError,
+    },
+    /// The data directory could not be made.
+    #[error("the data directory {path} could not be made: {source}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The controller of one account, running.
+#[derive(Debug)]
+pub struct AccountController {
+    did: String,
+    store: Arc<Store>,
+    engine: Engine,
+}
+
+impl AccountController {
+    /// Opens the account's store under `data_dir` and starts the engine over its repo.
+    pub async fn start(
+        data_dir: &Path,
+        agent: Agent,
+        resolver: Resolver,
+        config: EngineConfig,
+    ) -> Result<Self, ControllerError> {
+        let did = agent.did();
+        let path = store_path(data_dir, &did);
+        let store = open_store(path).await?;
+        let repo = Arc::new(PdsRepo::new(agent, resolver));
+        let engine = Engine::start(
+            Arc::clone(&store),
+            repo,
+            Arc::new(Unconnected),
+            Arc::new(SystemClock),
+            config,
+        );
+        tracing::info!(%did, "the controller runs");
+        Ok(Self { did, store, engine })
+    }
+
+    /// The account the controller runs for.
+    pub fn did(&self) -> &str {
+        &self.did
+    }
+
+    /// The account's object store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The engine (statuses, events).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Stops the engine; the store stays on disk.
+    pub async fn stop(self) {
+        self.engine.shutdown(STOP_GRACE).await;
+        tracing::info!(did = %self.did, "the controller stopped");
+    }
+}
+
+/// `<data_dir>/accounts/<did, ':' as '_'>/objects.sqlite`.
+pub fn store_path(data_dir: &Path, did: &str) -> PathBuf {
+    let folder: String = did
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    data_dir
+        .join("accounts")
+        .join(folder)
+        .join("objects.sqlite")
+}
+
+async fn open_store(path: PathBuf) -> Result<Arc<Store>, ControllerError> {
+    let opened = tokio::task::spawn_blocking(move || {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| ControllerError::DataDir {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        Store::open(&path).map_err(|source| ControllerError::Store { path, source })
+    })
+    .await;
+    match opened {
+        Ok(result) => result.map(Arc::new),
+        Err(error) => Err(ControllerError::DataDir {
+            path: PathBuf::new(),
+            source: std::io::Error::other(error),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_account_has_a_store_folder_of_its_own_with_a_portable_name() {
+        let path = store_path(Path::new("/data"), "did:plc:abc123");
+        assert_eq!(
+            path,
+            Path::new("/data/accounts/did_plc_abc123/objects.sqlite")
+        );
+        let web = store_path(Path::new("/data"), "did:web:example.com%3A8080");
+        assert_eq!(
+            web,
+            Path::new("/data/accounts/did_web_example.com_3A8080/objects.sqlite")
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use specta::Type;
-use swdesk_api::Sessions;
+use swdesk_api::Desk;
 use tauri::{AppHandle, Manager, State};
 
 use crate::startup::{self, Startup};
@@ -54,10 +54,7 @@ impl CommandError {
 /// Facts about this installation for the Settings screen.
 #[tauri::command]
 #[specta::specta]
-pub fn app_info(
-    app: AppHandle,
-    sessions: State<'_, Arc<Sessions>>,
-) -> Result<AppInfo, CommandError> {
+pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, CommandError> {
     let paths = app.path();
     let dir = |result: tauri::Result<std::path::PathBuf>| {
         result
@@ -67,11 +64,16 @@ pub fn app_info(
     Ok(AppInfo {
         name: app.package_info().name.clone(),
         version: app.package_info().version.to_string(),
-        network: sessions.network().display_name.clone(),
-        demo: sessions.network().demo.as_ref().map(|demo| DemoAccount {
-            handle: demo.handle.clone(),
-            password: demo.password.clone(),
-        }),
+        network: desk.sessions().network().display_name.clone(),
+        demo: desk
+            .sessions()
+            .network()
+            .demo
+            .as_ref()
+            .map(|demo| DemoAccount {
+                handle: demo.handle.clone(),
+                password: demo.password.clone(),
+            }),
         data_dir: dir(paths.app_data_dir())?,
         log_dir: dir(paths.app_log_dir())?,
     })

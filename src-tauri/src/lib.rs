@@ -12,7 +12,7 @@ mod startup;
 use std::sync::Arc;
 use std::time::Instant;
 
-use swdesk_api::{Network, Sessions, SystemBrowser};
+use swdesk_api::{Desk, Network, SystemBrowser};
 use tauri::Manager;
 
 /// Opens the app and blocks until its last window closes.
@@ -24,20 +24,20 @@ pub fn run(process_start: Instant) {
             std::process::exit(2);
         }
     };
-    let sessions = Arc::new(Sessions::new(network, Arc::new(SystemBrowser)));
     let builder = bindings::specta_builder();
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()
         .manage(startup::Startup::new(process_start))
-        .manage(sessions)
         .invoke_handler(invoke_handler)
         .setup(move |app| {
             let log_dir = app.path().app_log_dir()?;
             let guard = logging::install(&log_dir)?;
             app.manage(guard);
             builder.mount_events(app);
-            let network = app.state::<Arc<Sessions>>().network().display_name.clone();
-            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), %network, "swdesk started");
+            let data_dir = app.path().app_data_dir()?;
+            let network_name = network.display_name.clone();
+            app.manage(Arc::new(Desk::new(network.clone(), Arc::new(SystemBrowser), data_dir)));
+            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             Ok(())
         })
         .build(tauri::generate_context!());

@@ -1,12 +1,13 @@
 //! The session commands: what the account area and the sign-in screen call. Each is a thin
-//! wrapper over [`swdesk_api::Sessions`]: restore-or-read, sign in (waits for the browser),
-//! cancel, sign out. Errors carry the library's stable codes.
+//! wrapper over [`swdesk_api::Desk`]: restore-or-read, sign in (waits for the browser), cancel,
+//! sign out; the desk runs the account's controller while someone is signed in. Errors carry
+//! the library's stable codes.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use specta::Type;
-use swdesk_api::{Account, SessionError, SessionView, Sessions};
+use swdesk_api::{Account, Desk, SessionError, SessionView};
 use tauri::State;
 
 use crate::commands::CommandError;
@@ -89,30 +90,30 @@ impl From<SessionError> for CommandError {
 /// The session now (the first call restores the keychain's session).
 #[tauri::command]
 #[specta::specta]
-pub async fn session(sessions: State<'_, Arc<Sessions>>) -> Result<Session, CommandError> {
-    Ok(sessions.current().await.into())
+pub async fn session(desk: State<'_, Arc<Desk>>) -> Result<Session, CommandError> {
+    Ok(desk.session().await.into())
 }
 
 /// Signs in the handle or DID through the browser; answers once the browser came back.
 #[tauri::command]
 #[specta::specta]
 pub async fn sign_in(
-    sessions: State<'_, Arc<Sessions>>,
+    desk: State<'_, Arc<Desk>>,
     input: String,
 ) -> Result<AccountDto, CommandError> {
-    Ok(sessions.sign_in(&input).await?.into())
+    Ok(desk.sign_in(&input).await?.into())
 }
 
 /// Stops a sign-in that waits for the browser.
 #[tauri::command]
 #[specta::specta]
-pub fn cancel_sign_in(sessions: State<'_, Arc<Sessions>>) -> bool {
-    sessions.cancel_sign_in()
+pub fn cancel_sign_in(desk: State<'_, Arc<Desk>>) -> bool {
+    desk.sessions().cancel_sign_in()
 }
 
 /// Revokes the session and forgets it.
 #[tauri::command]
 #[specta::specta]
-pub async fn sign_out(sessions: State<'_, Arc<Sessions>>) -> Result<(), CommandError> {
-    Ok(sessions.sign_out().await?)
+pub async fn sign_out(desk: State<'_, Arc<Desk>>) -> Result<(), CommandError> {
+    Ok(desk.sign_out().await?)
 }

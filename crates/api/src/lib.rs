@@ -5,12 +5,16 @@
 //! - [`network`]: which network the app talks to (the local sandbox, or the public network);
 //! - [`session`]: the owner's session: restore, sign in through the browser, sign out;
 //! - [`controller`]: the embedded core controller of the signed-in account (its store, the
-//!   engine over its repo).
+//!   engine over its repo);
+//! - [`desk`]: both together, as the shell sees the app: the controller runs while someone is
+//!   signed in.
 
 pub mod controller;
+pub mod desk;
 pub mod network;
 pub mod session;
 
+pub use desk::Desk;
 pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};

@@ -7,9 +7,13 @@
 
 use std::sync::Arc;
 
+use swdesk_core::name::Name;
 use swdesk_core::repo::{RecordRepo, RepoError};
 use swdesk_core::timestamp::{Clock, Timestamp};
-use swdesk_store::{Store, StoreError};
+use swdesk_store::{ObjectOf, Resource, Store, StoreError};
+
+use crate::runtime::Action;
+use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
 use thiserror::Error;
 
 /// Why a reconcile failed.
@@ -77,6 +81,45 @@ impl<R: RecordRepo + 'static> Context<R> {
             .await
             .map_err(|error| ReconcileError::Store(format!("a store call stopped: {error}")))?
             .map_err(ReconcileError::from)
+    }
+
+    /// The usual reconcile of an object of kind `S` that holds `finalizer`: read it afresh
+    /// (gone: nothing to do), then the finalizer protocol with the kind's `apply` and `cleanup`.
+    pub async fn reconcile_with_finalizer<S, Apply, Cleanup>(
+        &self,
+        name: &Name,
+        finalizer: &'static str,
+        apply: Apply,
+        cleanup: Cleanup,
+    ) -> Result<Action, ReconcileError>
+    where
+        S: Resource<Status: Clone> + Clone,
+        Apply: AsyncFnOnce(&ObjectOf<S>) -> Result<Action, ReconcileError>,
+        Cleanup: AsyncFnOnce(&ObjectOf<S>) -> Result<CleanupProgress, ReconcileError>,
+    {
+        let name = name.clone();
+        let Some(object) = self.store(move |store| store.get::<S>(&name)).await? else {
+            return Ok(Action::AwaitChange);
+        };
+        let steps = FinalizerSteps {
+            add_finalizer: async || {
+                let object = object.clone();
+                self.store(move |store| store.add_finalizer::<S>(&object, finalizer))
+                    .await
+                    .map(drop)
+            },
+            apply: async || apply(&object).await,
+            cleanup: async || cleanup(&object).await,
+            remove_finalizer: async || {
+                let object = object.clone();
+                self.store(move |store| store.remove_finalizer::<S>(&object, finalizer))
+                    .await
+                    .map(drop)
+            },
+        };
+        finalize(&object.metadata, finalizer, steps)
+            .await
+            .map_err(FinalizerError::into_inner)
     }
 
     /// The owner's repo.

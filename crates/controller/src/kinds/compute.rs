@@ -21,7 +21,7 @@ use swdesk_core::repo::RecordRepo;
 use swdesk_core::timestamp::Timestamp;
 
 use crate::context::{Context, ReconcileError};
-use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::finalizer::CleanupProgress;
 use crate::runtime::{Action, ObjectKey, Reconciler};
 
 /// The finalizer held on every ComputeContract until its guest is released.
@@ -91,40 +91,14 @@ impl<R: RecordRepo + 'static, M: Market + 'static> Reconciler for ComputeReconci
     type Error = ReconcileError;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
-        let name = key.name.clone();
-        let found = self
-            .context
-            .store(move |store| store.get::<ComputeContractSpec>(&name))
-            .await?;
-        let Some(object) = found else {
-            return Ok(Action::AwaitChange);
-        };
-        let context = &self.context;
-        let steps = FinalizerSteps {
-            add_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| {
-                        store.add_finalizer::<ComputeContractSpec>(&object, FINALIZER)
-                    })
-                    .await
-                    .map(drop)
-            },
-            apply: async || self.apply(&object).await,
-            cleanup: async || self.cleanup(&object).await,
-            remove_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| {
-                        store.remove_finalizer::<ComputeContractSpec>(&object, FINALIZER)
-                    })
-                    .await
-                    .map(drop)
-            },
-        };
-        finalize(&object.metadata, FINALIZER, steps)
+        self.context
+            .reconcile_with_finalizer::<ComputeContractSpec, _, _>(
+                &key.name,
+                FINALIZER,
+                async |object| self.apply(object).await,
+                async |object| self.cleanup(object).await,
+            )
             .await
-            .map_err(FinalizerError::into_inner)
     }
 }
 

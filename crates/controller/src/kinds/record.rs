@@ -20,7 +20,7 @@ use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::uri::RecordUri;
 
 use crate::context::{Context, ReconcileError};
-use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::finalizer::CleanupProgress;
 use crate::runtime::{Action, ObjectKey, Reconciler};
 
 /// The finalizer this reconciler holds on every AtprotoRecord it has acted on.
@@ -132,40 +132,14 @@ impl<R: RecordRepo + 'static> Reconciler for RecordReconciler<R> {
     type Error = ReconcileError;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
-        let name = key.name.clone();
-        let found = self
-            .context
-            .store(move |store| store.get::<AtprotoRecordSpec>(&name))
-            .await?;
-        let Some(object) = found else {
-            return Ok(Action::AwaitChange);
-        };
-        let context = &self.context;
-        let steps = FinalizerSteps {
-            add_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| {
-                        store.add_finalizer::<AtprotoRecordSpec>(&object, FINALIZER)
-                    })
-                    .await
-                    .map(drop)
-            },
-            apply: async || self.apply(&object).await,
-            cleanup: async || self.cleanup(&object).await,
-            remove_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| {
-                        store.remove_finalizer::<AtprotoRecordSpec>(&object, FINALIZER)
-                    })
-                    .await
-                    .map(drop)
-            },
-        };
-        finalize(&object.metadata, FINALIZER, steps)
+        self.context
+            .reconcile_with_finalizer::<AtprotoRecordSpec, _, _>(
+                &key.name,
+                FINALIZER,
+                async |object| self.apply(object).await,
+                async |object| self.cleanup(object).await,
+            )
             .await
-            .map_err(FinalizerError::into_inner)
     }
 }
 

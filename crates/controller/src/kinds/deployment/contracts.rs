@@ -138,12 +138,7 @@ fn new_compute_contract<D: Deployment>(
     let contract_name =
         Name::parse(&contract.name).map_err(|error| ReconcileError::Invalid(error.to_string()))?;
     let mut metadata = Metadata::new(name, random_uid()?, now);
-    metadata.owner_refs.push(OwnerRef {
-        kind: <D as swdesk_store::Resource>::KIND,
-        name: object.metadata.name.clone(),
-        uid: object.metadata.uid.clone(),
-        controller: true,
-    });
+    metadata.owner_refs.push(controlled_by(object));
     Ok(Object {
         metadata,
         spec: ComputeContractSpec {
@@ -159,6 +154,16 @@ fn new_compute_contract<D: Deployment>(
         },
         status: Default::default(),
     })
+}
+
+/// The owner reference of an object the deployment controls (its contracts, its record).
+pub fn controlled_by<D: Deployment>(object: &ObjectOf<D>) -> OwnerRef {
+    OwnerRef {
+        kind: <D as swdesk_store::Resource>::KIND,
+        name: object.metadata.name.clone(),
+        uid: object.metadata.uid.clone(),
+        controller: true,
+    }
 }
 
 /// `<first 8 of the deployment uid>-<contract>`, cut to a DNS label.

@@ -28,7 +28,7 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_core::declaration::Declaration;
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
-use swdesk_core::object::{Condition, ConditionStatus, Metadata, Object, OwnerRef};
+use swdesk_core::object::{Condition, ConditionStatus, Metadata, Object};
 use swdesk_core::progress::{self, Changes, Write};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
 use swdesk_core::repo::RecordRepo;
@@ -45,7 +45,7 @@ pub use kind::{Deployment, RecordFacts};
 use crate::context::{Context, ReconcileError};
 use crate::index_writer::{IndexOp, IndexWriter};
 use crate::remote::{RemoteRecord, RemoteView};
-use crate::runtime::finalizer::{CleanupProgress, FinalizerError, FinalizerSteps, finalize};
+use crate::runtime::finalizer::CleanupProgress;
 use crate::runtime::{Action, ObjectKey, Reconciler};
 
 /// The finalizer a deployment holds until its final write is done.
@@ -603,36 +603,14 @@ impl<D: Deployment, R: RecordRepo + 'static> Reconciler for DeploymentReconciler
     type Error = ReconcileError;
 
     async fn reconcile(&self, key: &ObjectKey) -> Result<Action, ReconcileError> {
-        let name = key.name.clone();
-        let found = self
-            .context
-            .store(move |store| store.get::<D>(&name))
-            .await?;
-        let Some(object) = found else {
-            return Ok(Action::AwaitChange);
-        };
-        let context = &self.context;
-        let steps = FinalizerSteps {
-            add_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| store.add_finalizer::<D>(&object, FINALIZER))
-                    .await
-                    .map(drop)
-            },
-            apply: async || self.apply(&object).await,
-            cleanup: async || self.cleanup(&object).await,
-            remove_finalizer: async || {
-                let object = object.clone();
-                context
-                    .store(move |store| store.remove_finalizer::<D>(&object, FINALIZER))
-                    .await
-                    .map(drop)
-            },
-        };
-        finalize(&object.metadata, FINALIZER, steps)
+        self.context
+            .reconcile_with_finalizer::<D, _, _>(
+                &key.name,
+                FINALIZER,
+                async |object| self.apply(object).await,
+                async |object| self.cleanup(object).await,
+            )
             .await
-            .map_err(FinalizerError::into_inner)
     }
 }
 
@@ -654,12 +632,7 @@ fn new_child<D: Deployment>(
     now: Timestamp,
 ) -> Result<AtprotoRecordObject, ReconcileError> {
     let mut metadata = Metadata::new(child_name::<D>(&object.metadata)?, random_uid()?, now);
-    metadata.owner_refs.push(OwnerRef {
-        kind: <D as swdesk_store::Resource>::KIND,
-        name: object.metadata.name.clone(),
-        uid: object.metadata.uid.clone(),
-        controller: true,
-    });
+    metadata.owner_refs.push(contracts::controlled_by(object));
     Ok(Object {
         metadata,
         spec: AtprotoRecordSpec {

@@ -303,8 +303,27 @@ async fn connect(port: u16, binary: &str) -> anyhow::Result<Client> {
     let mut builder = ClientBuilder::rustls()?;
     builder.capabilities(capabilities);
     let url = format!("http://127.0.0.1:{port}");
-    tokio::time::timeout(Duration::from_secs(60), builder.connect(&url))
-        .await
-        .context("the WebDriver session did not start within 60 s (is the display reachable?)")?
-        .context("tauri-driver refused the session")
+    // tauri-driver listens before WebKitWebDriver behind it does: on a loaded machine the first
+    // session requests can find nobody there. Those are retried; a refusal is not.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let attempt = tokio::time::timeout(Duration::from_secs(60), builder.connect(&url))
+            .await
+            .context(
+                "the WebDriver session did not start within 60 s (is the display reachable?)",
+            )?;
+        match attempt {
+            Ok(client) => return Ok(client),
+            Err(error) if Instant::now() < deadline && is_not_ready(&error) => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(error) => return Err(error).context("tauri-driver refused the session"),
+        }
+    }
+}
+
+/// Whether a failed session request only met a WebDriver that is not listening yet.
+fn is_not_ready(error: &fantoccini::error::NewSessionError) -> bool {
+    let text = error.to_string();
+    text.contains("did not respond") || text.contains("connection") || text.contains("Connection")
 }

@@ -36,6 +36,10 @@ pub struct AtprotoRecordSpec {
     /// What deleting the object does to the record.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// The cid of the record `value` replaces, as the owner last read it: the write's
+    /// `swapRecord`. Absent: the cid this object last wrote (nothing, before its first write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<String>,
 }
 
 /// The status of an AtprotoRecord.

@@ -4,7 +4,8 @@
 //!
 //! Each run compares the cid of `spec.value` (computed locally, as the PDS computes it) with
 //! the cid last written (`status.cid`): equal means in sync and costs no request. Otherwise it
-//! writes with `swapRecord` = the last written cid (absent before the first write). When the
+//! writes with `swapRecord` = `spec.swap` (the record the owner read and replaces) or else the
+//! last written cid (absent before the first write). When the
 //! repo holds something else (another device wrote, the owner edited): if that record already
 //! is `spec.value` the cid is adopted without a write; if not, nothing is overwritten, the
 //! status says so, and the owning deployment decides (pull, or show the conflict).
@@ -43,8 +44,18 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         if object.status.cid.as_deref() == Some(wanted.as_str()) && object.status.error.is_none() {
             return Ok(Action::AwaitChange);
         }
-        let swap = object.status.cid.clone().map_or(Swap::Absent, Swap::Cid);
         let spec = &object.spec;
+        if spec.swap.as_deref() == Some(wanted.as_str()) {
+            // The owner read the record holding exactly this value: adopt it, write nothing.
+            let uri = RecordUri::new(self.context.repo().owner(), &spec.collection, &spec.rkey)
+                .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
+            return self.record_write(object, uri.to_string(), wanted).await;
+        }
+        let swap = spec
+            .swap
+            .clone()
+            .or_else(|| object.status.cid.clone())
+            .map_or(Swap::Absent, Swap::Cid);
         let written = self
             .context
             .repo()

@@ -3,6 +3,7 @@
 //! a successor rkey.
 
 use serde_json::{Value, json};
+use swdesk_controller::kinds::deployment::{Resolution, resolve_conflict};
 use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::{ConditionStatus, Object};
@@ -347,4 +348,66 @@ async fn an_ephemeral_deployment_ends_itself_at_its_deadline() {
         "the object stays, ended"
     );
     assert_eq!(index(&world)["recentEnded"][0]["rkey"], "batch");
+}
+
+/// Two sides edited "web": ours says "ours", the record says "theirs".
+async fn in_conflict(world: &World, core: &Core) {
+    let object = infra(world, "web", "before", vec![]);
+    core.settle(world).await;
+    edit_elsewhere(world, core, "web", |value| {
+        value["description"] = json!("theirs")
+    })
+    .await;
+    let mut object = get(world, "web").unwrap_or(object);
+    object.spec.description = Some("ours".to_owned());
+    world.store.replace::<InfraSpec>(&object).unwrap();
+    core.settle(world).await;
+    assert_eq!(synced(&get(world, "web").unwrap()).1, "Conflict");
+}
+
+async fn resolve(world: &World, core: &Core, resolution: Resolution) {
+    let name = Name::parse("web").unwrap();
+    resolve_conflict::<InfraSpec, _>(&world.context, &core.view, &name, resolution)
+        .await
+        .unwrap();
+    core.settle(world).await;
+}
+
+#[tokio::test]
+async fn keeping_this_side_in_a_conflict_writes_it_to_the_record() {
+    let world = World::new();
+    let core = Core::new(&world);
+    in_conflict(&world, &core).await;
+    resolve(&world, &core, Resolution::KeepLocal).await;
+    assert_eq!(record(&world, "web").unwrap()["description"], "ours");
+    let object = get(&world, "web").unwrap();
+    assert_eq!(object.spec.description.as_deref(), Some("ours"));
+    assert_eq!(synced(&object).0, ConditionStatus::True);
+}
+
+#[tokio::test]
+async fn taking_the_record_in_a_conflict_applies_it_here() {
+    let world = World::new();
+    let core = Core::new(&world);
+    in_conflict(&world, &core).await;
+    resolve(&world, &core, Resolution::TakeRecord).await;
+    assert_eq!(record(&world, "web").unwrap()["description"], "theirs");
+    let object = get(&world, "web").unwrap();
+    assert_eq!(object.spec.description.as_deref(), Some("theirs"));
+    assert_eq!(synced(&object).0, ConditionStatus::True);
+}
+
+#[tokio::test]
+async fn a_resolution_without_a_conflict_is_refused_and_changes_nothing() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "calm", vec![]);
+    core.settle(&world).await;
+    let before = get(&world, "web").unwrap();
+    let name = Name::parse("web").unwrap();
+    let refused =
+        resolve_conflict::<InfraSpec, _>(&world.context, &core.view, &name, Resolution::KeepLocal)
+            .await;
+    assert!(refused.is_err());
+    assert_eq!(get(&world, "web").unwrap().status, before.status);
 }

@@ -32,6 +32,7 @@ fn create(
             rkey: Rkey::parse(name).unwrap(),
             value,
             deletion_policy: policy,
+            swap: None,
         },
         status: Default::default(),
     };

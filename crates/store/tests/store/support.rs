@@ -57,6 +57,7 @@ pub fn record(text: &str, n: u8, owners: &[&Metadata]) -> ObjectOf<AtprotoRecord
             rkey: Rkey::parse(text).unwrap(),
             value: json!({"$type": "com.example.note", "text": text}),
             deletion_policy: DeletionPolicy::Retain,
+            swap: None,
         },
         status: Default::default(),
     }

@@ -20,6 +20,7 @@
 
 mod contracts;
 mod kind;
+mod resolve;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -41,6 +42,7 @@ use swdesk_store::{ObjectOf, StoreError};
 
 pub use contracts::random_uid;
 pub use kind::{Deployment, RecordFacts};
+pub use resolve::{Resolution, resolve_conflict};
 
 use crate::context::{Context, ReconcileError};
 use crate::index_writer::{IndexOp, IndexWriter};
@@ -310,7 +312,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let mut requeue = Action::AwaitChange;
         match progress::when_to_write(last_write, now, changes) {
             Write::Now => {
-                self.apply_child(object, &observed.rkey, child.as_ref(), wanted)
+                let swap = observed.remote.as_ref().map(|record| record.cid.clone());
+                self.apply_child(object, &observed.rkey, child.as_ref(), wanted, swap)
                     .await?
             }
             Write::At(due) => requeue = Action::RequeueAfter(due.since(now)),
@@ -385,6 +388,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             &observed.rkey,
             child.as_ref(),
             remote.value.clone(),
+            Some(remote.cid.clone()),
         )
         .await?;
         let now = self.context.now();
@@ -449,7 +453,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .unwrap_or(object.metadata.created_at);
         let final_value = D::record(&ended, created_at, Some(&remote.value))?;
         if child.as_ref().map(|child| &child.spec.value) != Some(&final_value) {
-            self.apply_child(object, &bound.rkey, child.as_ref(), final_value)
+            let swap = Some(remote.cid.clone());
+            self.apply_child(object, &bound.rkey, child.as_ref(), final_value, swap)
                 .await?;
             self.write_status(object, status).await?;
             return Ok(CleanupProgress::Waiting(Action::AwaitChange));
@@ -522,14 +527,15 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .await
     }
 
-    /// Makes the child hold `value` at `rkey` (creating it, owned by `object`, when missing:
-    /// a record already at `rkey` is its first swap, so the child writes over exactly it).
+    /// Makes the child hold `value` at `rkey`, replacing the record at `swap` (the cid this run
+    /// read there), creating the child, owned by `object`, when missing.
     async fn apply_child(
         &self,
         object: &ObjectOf<D>,
         rkey: &Rkey,
         child: Option<&AtprotoRecordObject>,
         value: Value,
+        swap: Option<String>,
     ) -> Result<(), ReconcileError> {
         match child {
             Some(child) if child.spec.value == value && &child.spec.rkey == rkey => Ok(()),
@@ -537,18 +543,15 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 let mut updated = child.clone();
                 updated.spec.value = value;
                 updated.spec.rkey = rkey.clone();
+                updated.spec.swap = swap;
                 self.context
                     .store(move |store| store.replace::<AtprotoRecordSpec>(&updated))
                     .await
                     .map(drop)
             }
             None => {
-                let existing = self
-                    .view
-                    .record(D::DEPLOYMENT.collection(), rkey.as_str())
-                    .await?;
                 let mut created = new_child::<D>(object, rkey, value, self.context.now())?;
-                created.status.cid = existing.map(|record| record.cid);
+                created.spec.swap = swap;
                 self.context
                     .store(move |store| store.create::<AtprotoRecordSpec>(&created))
                     .await
@@ -640,6 +643,7 @@ fn new_child<D: Deployment>(
             rkey: rkey.clone(),
             value,
             deletion_policy: DeletionPolicy::Retain,
+            swap: None,
         },
         status: Default::default(),
     })

@@ -1,0 +1,68 @@
+//! The owner's answer to a conflict (the deployment was edited here and in the repo since they
+//! last agreed): keep this side's declaration, or take the record's. Neither writes anything
+//! itself: each moves the last agreed declaration hash so that the next reconcile's sync
+//! decision is the one the owner chose (`Push` for keep-local, `Pull` for take-record).
+//!
+//! Invariants: a resolution only applies to a deployment in conflict with the record as it is
+//! now (the record is read afresh); anything else is refused and changes nothing.
+
+use std::sync::Arc;
+
+use swdesk_core::declaration::Declaration;
+use swdesk_core::name::Name;
+use swdesk_core::repo::RecordRepo;
+
+use super::Deployment;
+use crate::context::{Context, ReconcileError};
+use crate::remote::RemoteView;
+
+/// What the owner chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// This side's declaration wins: it is written to the record.
+    KeepLocal,
+    /// The record's declaration wins: it is applied here.
+    TakeRecord,
+}
+
+/// Applies `resolution` to the deployment `name`; the caller schedules its reconcile.
+pub async fn resolve_conflict<D: Deployment, R: RecordRepo + 'static>(
+    context: &Context<R>,
+    view: &Arc<RemoteView<R>>,
+    name: &Name,
+    resolution: Resolution,
+) -> Result<(), ReconcileError> {
+    let lookup = name.clone();
+    let object = context
+        .store(move |store| store.get::<D>(&lookup))
+        .await?
+        .ok_or_else(|| ReconcileError::Invalid(format!("there is no deployment {name}")))?;
+    let bound = D::status(&object.status).record.clone().ok_or_else(|| {
+        ReconcileError::Invalid(format!("{name} has no record to be in conflict with"))
+    })?;
+    let collection = D::DEPLOYMENT.collection();
+    view.invalidate(collection).await;
+    let remote = view
+        .record(collection, bound.rkey.as_str())
+        .await?
+        .ok_or_else(|| ReconcileError::Invalid(format!("the record of {name} is gone")))?;
+    let record = D::read(&remote.value)?.hash;
+    let spec = Declaration::of_spec(object.spec.infra())
+        .hash()
+        .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
+    let last = D::status(&object.status).last_declaration_hash;
+    if record == spec || last.is_some_and(|last| last == spec || last == record) {
+        return Err(ReconcileError::Invalid(format!(
+            "{name} is not in conflict with its record"
+        )));
+    }
+    let mut resolved = object;
+    D::status_mut(&mut resolved.status).last_declaration_hash = Some(match resolution {
+        Resolution::KeepLocal => record,
+        Resolution::TakeRecord => spec,
+    });
+    context
+        .store(move |store| store.update_status::<D>(&resolved))
+        .await
+        .map(drop)
+}

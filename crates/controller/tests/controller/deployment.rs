@@ -4,8 +4,10 @@
 
 use serde_json::{Value, json};
 use swdesk_controller::kinds::deployment::{Resolution, resolve_conflict};
+use swdesk_controller::runtime::{ObjectKey, Reconciler};
 use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
+use swdesk_core::object::Kind;
 use swdesk_core::object::{ConditionStatus, Object};
 use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_store::ObjectOf;
@@ -410,4 +412,86 @@ async fn a_resolution_without_a_conflict_is_refused_and_changes_nothing() {
             .await;
     assert!(refused.is_err());
     assert_eq!(get(&world, "web").unwrap().status, before.status);
+}
+
+#[tokio::test]
+async fn deployments_made_offline_are_published_once_the_repo_is_back_with_no_extra_write() {
+    let world = World::new();
+    let core = Core::new(&world);
+    world.repo.set_offline(true);
+    for name in ["alpha", "beta", "gamma"] {
+        infra(&world, name, name, vec![]);
+    }
+    core.settle(&world).await;
+    assert!(
+        record(&world, "alpha").is_none(),
+        "nothing reached the repo while it was down"
+    );
+    assert_eq!(
+        get(&world, "alpha").unwrap().spec.description.as_deref(),
+        Some("alpha"),
+        "nothing is lost"
+    );
+
+    world.repo.set_offline(false);
+    let before = world.repo.calls();
+    core.settle(&world).await;
+    let puts = world.repo.calls().puts - before.puts;
+    for name in ["alpha", "beta", "gamma"] {
+        assert_eq!(record(&world, name).unwrap()["description"], name);
+    }
+    let mut live = live_rkeys(&world);
+    live.sort();
+    assert_eq!(live, ["alpha", "beta", "gamma"]);
+    assert!(
+        puts <= 3 + 2,
+        "three records and at most two index writes, not {puts}"
+    );
+}
+
+#[tokio::test]
+async fn a_controller_stopped_between_the_final_write_and_the_finalizer_finishes_after_a_restart() {
+    let world = World::new();
+    let first = Core::new(&world);
+    infra(&world, "web", "ends across a restart", vec![]);
+    first.settle(&world).await;
+    world
+        .store
+        .delete::<InfraSpec>(&Name::parse("web").unwrap(), world.clock_now())
+        .unwrap();
+    let key = |kind, name: &str| {
+        swdesk_controller::runtime::ObjectKey::new(kind, Name::parse(name).unwrap())
+    };
+    // One step each: the deployment prepares its final write, the child makes it. Then the
+    // process goes away before the deployment records the end and lets go of its finalizer.
+    let _ = first.infra.reconcile(&key(Kind::Infra, "web")).await;
+    for child in world
+        .store
+        .list::<swdesk_core::record::AtprotoRecordSpec>()
+        .unwrap()
+    {
+        let _ = first
+            .records
+            .reconcile(&key(Kind::AtprotoRecord, child.metadata.name.as_str()))
+            .await;
+    }
+    assert_eq!(
+        record(&world, "web").unwrap()["status"]["phase"],
+        "ended",
+        "the final write is made"
+    );
+    assert!(
+        get(&world, "web").is_some(),
+        "the object still holds its finalizer"
+    );
+    drop(first);
+
+    let restarted = Core::new(&world);
+    restarted.settle(&world).await;
+    assert!(
+        get(&world, "web").is_none(),
+        "the restarted controller finishes the end"
+    );
+    assert!(live_rkeys(&world).is_empty());
+    assert_eq!(index(&world)["recentEnded"][0]["rkey"], "web");
 }

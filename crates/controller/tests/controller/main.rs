@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod deployment;
+mod devices;
 mod engine;
 mod failures;
 mod fake;

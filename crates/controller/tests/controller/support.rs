@@ -50,9 +50,13 @@ pub struct World {
 
 impl World {
     pub fn new() -> Self {
+        Self::with_repo(Arc::new(MemoryRepo::new(OWNER)))
+    }
+
+    /// A device of its own (its own store and clock) on the account whose repo is `repo`.
+    pub fn with_repo(repo: Arc<MemoryRepo>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path().join("objects.sqlite")).unwrap());
-        let repo = Arc::new(MemoryRepo::new(OWNER));
         // 2026-12-03T00:00:00Z
         let clock = Arc::new(TestClock(AtomicI64::new(1_796_256_000_000)));
         let context = Context::new(store.clone(), repo.clone(), clock.clone());

@@ -459,9 +459,7 @@ async fn a_controller_stopped_between_the_final_write_and_the_finalizer_finishes
         .store
         .delete::<InfraSpec>(&Name::parse("web").unwrap(), world.clock_now())
         .unwrap();
-    let key = |kind, name: &str| {
-        swdesk_controller::runtime::ObjectKey::new(kind, Name::parse(name).unwrap())
-    };
+    let key = |kind, name: &str| ObjectKey::new(kind, Name::parse(name).unwrap());
     // One step each: the deployment prepares its final write, the child makes it. Then the
     // process goes away before the deployment records the end and lets go of its finalizer.
     let _ = first.infra.reconcile(&key(Kind::Infra, "web")).await;

@@ -1,0 +1,272 @@
+//! The controller's cost against the sandbox's real PDS, side by side with the bare minimum:
+//! publishing 256 new deployments (their records and the index), then a resync with nothing
+//! changed. Run by `cargo xtask bench-controller` (which starts the sandbox PDS), or by hand
+//! with `SWDESK_SANDBOX_PDS` set. Prints requests and wall time; asserts nothing.
+
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use swdesk_api::{Network, Sessions};
+use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::keychain::MemoryStore;
+use swdesk_atproto::{Agent, Browser, PdsRepo};
+use swdesk_controller::kinds::compute::Unconnected;
+use swdesk_controller::kinds::deployment::random_uid;
+use swdesk_controller::runtime::{ControllerConfig, ObjectKey};
+use swdesk_controller::{Engine, EngineConfig, SystemClock};
+use swdesk_core::infra::{InfraSpec, InfraStatus};
+use swdesk_core::name::Name;
+use swdesk_core::object::{Kind, Metadata, Object};
+use swdesk_core::repo::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use swdesk_core::rkey::Rkey;
+use swdesk_core::timestamp::Clock;
+use swdesk_core::uri::RecordUri;
+use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_store::Store;
+
+const DEPLOYMENTS: usize = 256;
+const INFRA: &str = "computer.socialweb.infra";
+
+/// Requests made through a repo, by kind.
+#[derive(Debug, Default)]
+struct Counts {
+    gets: AtomicUsize,
+    lists: AtomicUsize,
+    puts: AtomicUsize,
+    deletes: AtomicUsize,
+}
+
+impl Counts {
+    fn snapshot(&self) -> [usize; 4] {
+        [&self.gets, &self.lists, &self.puts, &self.deletes]
+            .map(|count| count.load(Ordering::SeqCst))
+    }
+}
+
+/// A repo that counts what passes through it.
+#[derive(Debug)]
+struct Counting {
+    inner: PdsRepo,
+    counts: Arc<Counts>,
+}
+
+impl RecordRepo for Counting {
+    fn owner(&self) -> &str {
+        self.inner.owner()
+    }
+    async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
+        self.counts.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(uri).await
+    }
+    async fn list(
+        &self,
+        repo: &str,
+        collection: &str,
+        cursor: Option<&str>,
+        limit: u16,
+    ) -> Result<RecordPage, RepoError> {
+        self.counts.lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.list(repo, collection, cursor, limit).await
+    }
+    async fn put(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> Result<Written, RepoError> {
+        self.counts.puts.fetch_add(1, Ordering::SeqCst);
+        self.inner.put(collection, rkey, value, swap).await
+    }
+    async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
+        self.counts.deletes.fetch_add(1, Ordering::SeqCst);
+        self.inner.delete(collection, rkey, swap).await
+    }
+}
+
+/// Chromium signing in as the account and approving.
+#[derive(Debug)]
+struct Approving(Account);
+
+impl Browser for Approving {
+    fn open(&self, url: &url::Url) -> Result<(), String> {
+        let (url, account) = (url.to_string(), self.0.clone());
+        tokio::spawn(
+            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
+        );
+        Ok(())
+    }
+}
+
+async fn signed_in(network: &Network, account: &Account) -> (Agent, Sessions) {
+    let sessions = Sessions::with_store(
+        network.clone(),
+        Arc::new(Approving(account.clone())),
+        Ok(Arc::new(MemoryStore::default())),
+    );
+    sessions.sign_in(&account.handle).await.unwrap();
+    (sessions.agent().unwrap(), sessions)
+}
+
+fn row(label: &str, counts: [usize; 4], elapsed: Duration) {
+    let total: usize = counts.iter().sum();
+    println!(
+        "{label:<34} {total:>9} {:>6} {:>6} {:>6} {:>9.2}",
+        counts[2],
+        counts[1],
+        counts[0],
+        elapsed.as_secs_f64()
+    );
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let pds = SandboxPds::from_env_or_start().await.unwrap();
+    let network = Network::sandbox(&pds.ready_line()).unwrap();
+    let resolver = Resolver::new(network.oauth.identity.clone(), reqwest::Client::new());
+    let (controller_account, bare_account) = (
+        pds.create_account("benchc").await.unwrap(),
+        pds.create_account("benchb").await.unwrap(),
+    );
+    let (controller_agent, _keep_a) = signed_in(&network, &controller_account).await;
+    let (bare_agent, _keep_b) = signed_in(&network, &bare_account).await;
+    println!(
+        "{DEPLOYMENTS} deployments against the sandbox PDS at {}",
+        pds.info().pds_url
+    );
+    println!(
+        "{:<34} {:>9} {:>6} {:>6} {:>6} {:>9}",
+        "", "requests", "puts", "lists", "gets", "seconds"
+    );
+
+    let bare = bare_minimum(bare_agent, resolver.clone()).await;
+    let (publish, resync) = controller(controller_agent, resolver).await;
+    row("bare minimum (256 puts + index)", bare.0, bare.1);
+    row("controller: publish", publish.0, publish.1);
+    row("controller: resync, nothing changed", resync.0, resync.1);
+    let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+    println!(
+        "publish / bare minimum: {:.2}x requests, {:.2}x time (target: at most 1.3x); resync writes: {}",
+        ratio(publish.0.iter().sum(), bare.0.iter().sum()),
+        publish.1.as_secs_f64() / bare.1.as_secs_f64(),
+        resync.0[2] + resync.0[3],
+    );
+}
+
+/// 256 `putRecord`s and one index write, one after another, by a plain client.
+async fn bare_minimum(agent: Agent, resolver: Resolver) -> ([usize; 4], Duration) {
+    let counts = Arc::new(Counts::default());
+    let repo = Counting {
+        inner: PdsRepo::new(agent, resolver),
+        counts: Arc::clone(&counts),
+    };
+    let started = Instant::now();
+    let mut live = Vec::new();
+    for n in 0..DEPLOYMENTS {
+        let rkey = format!("d{n:03}");
+        let record = json!({"$type": INFRA, "description": rkey, "contracts": [], "createdAt": "2026-12-03T00:00:00.000Z"});
+        repo.put(INFRA, &Rkey::parse(&rkey).unwrap(), &record, Swap::Absent)
+            .await
+            .unwrap();
+        live.push(json!({"collection": INFRA, "rkey": rkey, "createdAt": "2026-12-03T00:00:00.000Z", "addedAt": "2026-12-03T00:00:00.000Z", "writer": "desktop"}));
+    }
+    let index = json!({"$type": INFRA, "createdAt": "2026-12-03T00:00:00.000Z", "index": {"live": live, "updatedAt": "2026-12-03T00:00:00.000Z"}});
+    repo.put(INFRA, &Rkey::parse("self").unwrap(), &index, Swap::Absent)
+        .await
+        .unwrap();
+    (counts.snapshot(), started.elapsed())
+}
+
+/// The controller publishing 256 new deployments, then a resync with nothing changed.
+async fn controller(
+    agent: Agent,
+    resolver: Resolver,
+) -> (([usize; 4], Duration), ([usize; 4], Duration)) {
+    let counts = Arc::new(Counts::default());
+    let repo = Arc::new(Counting {
+        inner: PdsRepo::new(agent, resolver),
+        counts: Arc::clone(&counts),
+    });
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(data.path().join("objects.sqlite")).unwrap());
+    let config = EngineConfig {
+        controllers: ControllerConfig {
+            resync_period: Duration::from_secs(3600),
+            ..Default::default()
+        },
+        remote_max_age: Duration::from_secs(1),
+    };
+    let engine = Engine::start(
+        Arc::clone(&store),
+        Arc::clone(&repo),
+        Arc::new(Unconnected),
+        Arc::new(SystemClock),
+        config,
+    );
+    let started = Instant::now();
+    let names: Vec<Name> = (0..DEPLOYMENTS)
+        .map(|n| Name::parse(&format!("d{n:03}")).unwrap())
+        .collect();
+    for name in &names {
+        let object = Object {
+            metadata: Metadata::new(name.clone(), random_uid().unwrap(), SystemClock.now()),
+            spec: InfraSpec {
+                description: Some(name.to_string()),
+                ..Default::default()
+            },
+            status: InfraStatus::default(),
+        };
+        store.create::<InfraSpec>(&object).unwrap();
+    }
+    wait_until_published(&store, &repo).await;
+    let publish = (counts.snapshot(), started.elapsed());
+
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = counts.snapshot();
+    let started = Instant::now();
+    for name in &names {
+        engine.schedule(&ObjectKey::new(Kind::Infra, name.clone()));
+    }
+    while names.iter().any(|name| {
+        engine
+            .status(Kind::Infra, name)
+            .is_some_and(|status| status.running || status.next_run.is_some())
+    }) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = counts.snapshot();
+    let resync = (
+        [0, 1, 2, 3].map(|i| after[i] - before[i]),
+        started.elapsed(),
+    );
+    engine.shutdown(Duration::from_secs(5)).await;
+    (publish, resync)
+}
+
+async fn wait_until_published(store: &Store, repo: &Counting) {
+    loop {
+        let bound = store
+            .list::<InfraSpec>()
+            .unwrap()
+            .iter()
+            .filter(|object| object.status.record.is_some())
+            .count();
+        let index = repo
+            .inner
+            .get(&RecordUri::parse(&format!("at://{}/{INFRA}/self", repo.owner())).unwrap())
+            .await
+            .ok()
+            .flatten()
+            .and_then(|record| record.value["index"]["live"].as_array().map(Vec::len))
+            .unwrap_or(0);
+        if bound == DEPLOYMENTS && index == DEPLOYMENTS {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -14,8 +14,15 @@ use std::time::Duration;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::kinds::compute::Unconnected;
+use swdesk_controller::kinds::deployment::random_uid;
 use swdesk_controller::{Engine, EngineConfig, SystemClock};
-use swdesk_store::{Store, StoreError};
+use swdesk_core::collection::{
+    CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
+};
+use swdesk_core::name::Name;
+use swdesk_core::object::{Metadata, Object};
+use swdesk_core::timestamp::Clock;
+use swdesk_store::{Resource, Store, StoreError};
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -31,6 +38,9 @@ pub enum ControllerError {
         /// Why.
         source: StoreError,
     },
+    /// The objects the controller needs from the start could not be made.
+    #[error("the controller could not be set up: {0}")]
+    Setup(String),
     /// The data directory could not be made.
     #[error("the data directory {path} could not be made: {source}")]
     DataDir {
@@ -60,6 +70,7 @@ impl AccountController {
         let did = agent.did();
         let path = store_path(data_dir, &did);
         let store = open_store(path).await?;
+        follow_own_index(&store, &did).await?;
         let repo = Arc::new(PdsRepo::new(agent, resolver));
         let engine = Engine::start(
             Arc::clone(&store),
@@ -91,6 +102,46 @@ impl AccountController {
     pub async fn stop(self) {
         self.engine.shutdown(STOP_GRACE).await;
         tracing::info!(did = %self.did, "the controller stopped");
+    }
+}
+
+/// The name of the collections that follow the account's own index.
+pub const OWN_INDEX: &str = "own-index";
+
+/// Makes sure the account's own index is followed, so deployments written on the owner's
+/// other devices appear here (as followers).
+async fn follow_own_index(store: &Arc<Store>, did: &str) -> Result<(), ControllerError> {
+    let (store, did) = (Arc::clone(store), did.to_owned());
+    tokio::task::spawn_blocking(move || {
+        ensure::<InfraCollectionSpec>(&store, InfraCollectionSpec { repo: did.clone() })?;
+        ensure::<EphemeralInfraCollectionSpec>(&store, EphemeralInfraCollectionSpec { repo: did })
+    })
+    .await
+    .map_err(|error| ControllerError::Setup(error.to_string()))?
+}
+
+fn ensure<C: Resource<Status = CollectionStatus>>(
+    store: &Store,
+    spec: C,
+) -> Result<(), ControllerError> {
+    let setup = |error: &dyn std::fmt::Display| ControllerError::Setup(error.to_string());
+    let name = Name::parse(OWN_INDEX).map_err(|error| setup(&error))?;
+    if store
+        .get::<C>(&name)
+        .map_err(|error| setup(&error))?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let uid = random_uid().map_err(|error| setup(&error))?;
+    let object = Object {
+        metadata: Metadata::new(name, uid, SystemClock.now()),
+        spec,
+        status: CollectionStatus::default(),
+    };
+    match store.create::<C>(&object) {
+        Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
+        Err(error) => Err(setup(&error)),
     }
 }
 

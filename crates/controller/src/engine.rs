@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_core::collection::{EphemeralInfraCollectionSpec, InfraCollectionSpec};
 use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::market::Market;
@@ -25,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::context::Context;
 use crate::index_writer::IndexWriter;
+use crate::kinds::collection::CollectionReconciler;
 use crate::kinds::compute::ComputeReconciler;
 use crate::kinds::deployment::DeploymentReconciler;
 use crate::kinds::record::RecordReconciler;
@@ -87,7 +89,7 @@ impl Engine {
                 Kind::EphemeralInfra,
                 DeploymentReconciler::<EphemeralInfraSpec, R>::new(
                     context.clone(),
-                    view,
+                    Arc::clone(&view),
                     Arc::clone(&index),
                 ),
                 settings,
@@ -101,9 +103,27 @@ impl Engine {
             ),
             Controller::spawn_with_resync(
                 Kind::ComputeContract,
-                ComputeReconciler::new(context, market),
+                ComputeReconciler::new(context.clone(), market),
                 settings,
                 lister::<ComputeContractSpec>(&store),
+            ),
+            Controller::spawn_with_resync(
+                Kind::InfraCollection,
+                CollectionReconciler::<InfraCollectionSpec, InfraSpec, R>::new(
+                    context.clone(),
+                    Arc::clone(&view),
+                ),
+                settings,
+                lister::<InfraCollectionSpec>(&store),
+            ),
+            Controller::spawn_with_resync(
+                Kind::EphemeralInfraCollection,
+                CollectionReconciler::<EphemeralInfraCollectionSpec, EphemeralInfraSpec, R>::new(
+                    context,
+                    Arc::clone(&view),
+                ),
+                settings,
+                lister::<EphemeralInfraCollectionSpec>(&store),
             ),
         ];
         let triggers: Vec<Trigger> = controllers.iter().map(Controller::trigger).collect();

@@ -7,7 +7,7 @@
 //! shutdown; driven by keys, it knows no store), [`kinds`] (one reconciler per kind, over a
 //! [`Context`]: the store, the owner's repo, the clock), [`remote`] (the owner's records as a
 //! shared listing), [`index_writer`] (the index at `self`), [`engine`] (all of it running, fed
-//! by the store's watch). InfraCollection (following another device's index) is still to come.
+//! by the store's watch).
 
 pub mod context;
 pub mod engine;

@@ -5,7 +5,8 @@
 //! Map:
 //! - objects: [`object`] (metadata, uids, the generic `Object`), [`infra`] (Infra and
 //!   EphemeralInfra specs and statuses), [`compute`] (ComputeContract, what a contract waits
-//!   for), [`record`] (AtprotoRecord), [`secret`] (references only; values redacted);
+//!   for), [`record`] (AtprotoRecord), [`collection`] (following an account's index),
+//!   [`secret`] (references only; values redacted);
 //! - names and keys: [`name`] (DNS-1123 labels), [`rkey`] (record keys and their succession),
 //!   [`uri`] (record URIs);
 //! - declarations: [`declaration`] (validation, every problem at once, and the declaration
@@ -16,6 +17,7 @@
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
 //!   compute market), [`timestamp`] (time values and the `Clock` port).
 
+pub mod collection;
 pub mod compute;
 pub mod declaration;
 pub mod index;

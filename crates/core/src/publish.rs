@@ -125,6 +125,61 @@ fn record_contract_phase(phase: ContractPhase) -> ContractStatusPhase {
     }
 }
 
+/// The phase and contract statuses a record's `#status` shows: what a device that follows the
+/// record (and does not run it) displays. Values this version does not know read as `pending`
+/// and `staged`.
+pub fn observed_status(status: Option<&Status>) -> (ObjectPhase, Vec<ContractStatus>) {
+    let Some(status) = status else {
+        return (ObjectPhase::Pending, Vec::new());
+    };
+    let phase = status
+        .phase
+        .as_ref()
+        .map_or(ObjectPhase::Pending, object_phase);
+    let contracts = status
+        .contracts
+        .iter()
+        .flatten()
+        .map(|contract| ContractStatus {
+            name: contract.name.clone(),
+            phase: contract
+                .phase
+                .as_ref()
+                .map_or(ContractPhase::Staged, contract_phase),
+            winner: contract.winner.clone(),
+            receipt: contract.receipt.clone(),
+            message: contract.message.clone(),
+        })
+        .collect();
+    (phase, contracts)
+}
+
+fn object_phase(phase: &StatusPhase) -> ObjectPhase {
+    match phase {
+        StatusPhase::Staged => ObjectPhase::Staged,
+        StatusPhase::Deploying => ObjectPhase::Deploying,
+        StatusPhase::Deployed => ObjectPhase::Deployed,
+        StatusPhase::Releasing => ObjectPhase::Releasing,
+        StatusPhase::Released => ObjectPhase::Released,
+        StatusPhase::Degraded => ObjectPhase::Degraded,
+        StatusPhase::Ending => ObjectPhase::Ending,
+        StatusPhase::Deleting => ObjectPhase::Deleting,
+        StatusPhase::Ended => ObjectPhase::Ended,
+        StatusPhase::Pending | StatusPhase::Other(_) => ObjectPhase::Pending,
+    }
+}
+
+fn contract_phase(phase: &ContractStatusPhase) -> ContractPhase {
+    match phase {
+        ContractStatusPhase::Requesting => ContractPhase::Requesting,
+        ContractStatusPhase::Deployed => ContractPhase::Deployed,
+        ContractStatusPhase::Releasing => ContractPhase::Releasing,
+        ContractStatusPhase::Released => ContractPhase::Released,
+        ContractStatusPhase::Failed => ContractPhase::Failed,
+        ContractStatusPhase::Staged | ContractStatusPhase::Other(_) => ContractPhase::Staged,
+    }
+}
+
 /// The record's `#endReason` for an end reason.
 pub fn record_end_reason(reason: EndReason) -> RecordEndReason {
     match reason {
@@ -152,6 +207,31 @@ mod tests {
 
     fn at(text: &str) -> Timestamp {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_follower_reads_back_the_phase_and_contracts_the_writer_published() {
+        for phase in [
+            ObjectPhase::Deploying,
+            ObjectPhase::Degraded,
+            ObjectPhase::Ended,
+        ] {
+            let status = InfraStatus {
+                phase,
+                contracts: vec![ContractStatus {
+                    name: "web".into(),
+                    phase: ContractPhase::Failed,
+                    winner: Some("did:plc:bidder".into()),
+                    receipt: None,
+                    message: Some("no bids".into()),
+                }],
+                ..InfraStatus::default()
+            };
+            let (read_phase, read_contracts) = observed_status(Some(&record_status(&status, None)));
+            assert_eq!(read_phase, phase);
+            assert_eq!(read_contracts, status.contracts);
+        }
+        assert_eq!(observed_status(None), (ObjectPhase::Pending, Vec::new()));
     }
 
     fn spec() -> InfraSpec {

@@ -2,15 +2,17 @@
 //! typed while the database holds JSON. A spec type is the resource: `store.get::<InfraSpec>`
 //! reads an Infra, and a write infers the kind from the object it is given.
 //!
-//! Implemented for every kind that has types in `swdesk-core`: Infra, EphemeralInfra,
-//! ComputeContract, AtprotoRecord. The two collection kinds have no spec or status types yet;
-//! the untyped engine still stores, collects and reports them under their kind's text.
+//! Implemented for every kind: Infra, EphemeralInfra, ComputeContract, AtprotoRecord,
+//! InfraCollection and EphemeralInfraCollection.
 //!
 //! Invariant: the text of a kind in the database (`kind_text`) never changes once written; it
 //! does not follow serde renames of [`Kind`].
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use swdesk_core::collection::{
+    CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
+};
 use swdesk_core::compute::{ComputeContractSpec, ComputeContractStatus};
 use swdesk_core::infra::{EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus};
 use swdesk_core::object::{Kind, Object};
@@ -45,6 +47,16 @@ impl Resource for ComputeContractSpec {
 impl Resource for AtprotoRecordSpec {
     const KIND: Kind = Kind::AtprotoRecord;
     type Status = AtprotoRecordStatus;
+}
+
+impl Resource for InfraCollectionSpec {
+    const KIND: Kind = Kind::InfraCollection;
+    type Status = CollectionStatus;
+}
+
+impl Resource for EphemeralInfraCollectionSpec {
+    const KIND: Kind = Kind::EphemeralInfraCollection;
+    type Status = CollectionStatus;
 }
 
 /// Every kind, in the order of [`Kind`].

@@ -11,6 +11,7 @@ use swdesk_atproto::identity::Resolver;
 use swdesk_controller::EngineConfig;
 use swdesk_controller::kinds::deployment::random_uid;
 use swdesk_controller::runtime::ControllerConfig;
+use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
@@ -141,6 +142,26 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
         .collect();
     assert_eq!(live.len(), 2, "{live:?}");
     assert!(!live.contains(&"beta"));
+    let own = Name::parse(swdesk_api::controller::OWN_INDEX).unwrap();
+    let following = controller
+        .store()
+        .get::<InfraCollectionSpec>(&own)
+        .unwrap()
+        .expect("the own index is followed");
+    assert_eq!(following.spec.repo, account.did);
+    let mut local: Vec<String> = controller
+        .store()
+        .list::<InfraSpec>()
+        .unwrap()
+        .into_iter()
+        .map(|object| object.metadata.name.to_string())
+        .collect();
+    local.sort();
+    assert_eq!(
+        local,
+        ["alpha", "gamma"],
+        "this device's own deployments are not followed twice"
+    );
     controller.stop().await;
     signed.sign_out().await.unwrap();
 }

@@ -3,9 +3,12 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use swdesk_core::collection::{CollectionStatus, FOLLOWER_LABEL, InfraCollectionSpec};
+use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::Object;
+use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 
 use crate::support::{Core, OWNER, World};
 
@@ -92,4 +95,109 @@ async fn two_devices_creating_and_ending_at_once_leave_an_index_with_every_live_
             "{rkey} keeps its ended record"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_devices_deployment_is_followed_edited_through_its_record_and_run_only_by_its_writer()
+ {
+    let laptop = World::new();
+    let desktop = World::with_repo(Arc::clone(&laptop.repo));
+    let (laptop_core, desktop_core) = (Core::new(&laptop), Core::new(&desktop));
+    let mut web = Object {
+        metadata: laptop.metadata("web"),
+        spec: InfraSpec {
+            description: Some("from the laptop".into()),
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    web.spec.contracts.push(swdesk_core::infra::Contract {
+        name: "api".into(),
+        state: swdesk_core::infra::ContractState::Requested,
+        ..Default::default()
+    });
+    laptop.store.create::<InfraSpec>(&web).unwrap();
+    laptop_core.settle(&laptop).await;
+
+    let collection = Object {
+        metadata: desktop.metadata("mine"),
+        spec: InfraCollectionSpec {
+            repo: OWNER.to_owned(),
+        },
+        status: CollectionStatus::default(),
+    };
+    desktop
+        .store
+        .create::<InfraCollectionSpec>(&collection)
+        .unwrap();
+    desktop_core.settle(&desktop).await;
+    let follower = desktop
+        .store
+        .get::<InfraSpec>(&Name::parse("web").unwrap())
+        .unwrap()
+        .expect("a follower");
+    assert!(follower.metadata.labels.contains_key(FOLLOWER_LABEL));
+    assert_eq!(
+        follower.spec.description.as_deref(),
+        Some("from the laptop")
+    );
+    assert_eq!(
+        follower.status.phase,
+        ObjectPhase::Deploying,
+        "the writer's phase is shown"
+    );
+    assert_eq!(
+        follower.status.contracts[0].phase,
+        ContractPhase::Requesting
+    );
+    assert!(
+        desktop
+            .store
+            .list::<ComputeContractSpec>()
+            .unwrap()
+            .is_empty(),
+        "only the writer runs contracts"
+    );
+
+    let mut edited = follower;
+    edited.spec.description = Some("edited on the desktop".into());
+    desktop.store.replace::<InfraSpec>(&edited).unwrap();
+    desktop_core.settle(&desktop).await;
+    let record = laptop.repo.value(OWNER, INFRA, "web").unwrap();
+    assert_eq!(record["description"], "edited on the desktop");
+    assert_eq!(
+        record["status"]["phase"], "deploying",
+        "the writer's status is kept"
+    );
+    laptop_core.view.invalidate(INFRA).await;
+    laptop_core.settle(&laptop).await;
+    let pulled = laptop
+        .store
+        .get::<InfraSpec>(&Name::parse("web").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        pulled.spec.description.as_deref(),
+        Some("edited on the desktop")
+    );
+
+    laptop
+        .store
+        .delete::<InfraSpec>(&Name::parse("web").unwrap(), laptop.clock_now())
+        .unwrap();
+    laptop_core.settle(&laptop).await;
+    desktop_core.view.invalidate(INFRA).await;
+    desktop_core.settle(&desktop).await;
+    assert!(
+        desktop
+            .store
+            .get::<InfraSpec>(&Name::parse("web").unwrap())
+            .unwrap()
+            .is_none(),
+        "the follower goes"
+    );
+    assert_eq!(
+        laptop.repo.value(OWNER, INFRA, "web").unwrap()["status"]["phase"],
+        "ended"
+    );
 }

@@ -5,11 +5,13 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use swdesk_controller::Context;
 use swdesk_controller::index_writer::IndexWriter;
+use swdesk_controller::kinds::collection::CollectionReconciler;
 use swdesk_controller::kinds::compute::{ComputeReconciler, Unconnected};
 use swdesk_controller::kinds::deployment::DeploymentReconciler;
 use swdesk_controller::kinds::record::RecordReconciler;
 use swdesk_controller::remote::RemoteView;
 use swdesk_controller::runtime::{ObjectKey, Reconciler};
+use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
@@ -94,6 +96,7 @@ pub struct Core {
     pub ephemeral: DeploymentReconciler<EphemeralInfraSpec, MemoryRepo>,
     pub records: RecordReconciler<MemoryRepo>,
     pub compute: ComputeReconciler<MemoryRepo, Unconnected>,
+    pub collections: CollectionReconciler<InfraCollectionSpec, InfraSpec, MemoryRepo>,
     pub view: Arc<RemoteView<MemoryRepo>>,
     _index_task: tokio::task::JoinHandle<()>,
 }
@@ -111,6 +114,7 @@ impl Core {
             ephemeral: DeploymentReconciler::new(world.context.clone(), view.clone(), index),
             records: RecordReconciler::new(world.context.clone()),
             compute: ComputeReconciler::new(world.context.clone(), Arc::new(Unconnected)),
+            collections: CollectionReconciler::new(world.context.clone(), view.clone()),
             view,
             _index_task: index_task,
         }
@@ -120,6 +124,14 @@ impl Core {
     pub async fn settle(&self, world: &World) {
         const ROUNDS: usize = 6;
         for _ in 0..ROUNDS {
+            for object in world.store.list::<InfraCollectionSpec>().unwrap() {
+                self.run(
+                    &self.collections,
+                    Kind::InfraCollection,
+                    &object.metadata.name,
+                )
+                .await;
+            }
             for object in world.store.list::<InfraSpec>().unwrap() {
                 self.run(&self.infra, Kind::Infra, &object.metadata.name)
                     .await;

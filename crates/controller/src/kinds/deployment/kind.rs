@@ -8,13 +8,17 @@
 
 use serde_json::Value;
 use swdesk_core::declaration::{Declaration, DeclarationHash};
+use swdesk_core::infra::ContractStatus;
 use swdesk_core::infra::{
-    DeploymentKind, EndReason, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
+    DeploymentKind, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec,
+    InfraStatus, RecordBinding,
 };
 use swdesk_core::lifecycle::{self, EphemeralFacts};
 use swdesk_core::publish;
-use swdesk_core::rollup::ContractPhase;
+use swdesk_core::rollup::{ContractPhase, ObjectPhase};
+use swdesk_core::sync::SyncMode;
 use swdesk_core::timestamp::Timestamp;
+use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::computer::socialweb::infra::{Status, StatusPhase};
 use swdesk_lexicon::{EphemeralInfra, Infra, Record};
 use swdesk_store::{ObjectOf, Resource};
@@ -38,6 +42,10 @@ pub struct RecordFacts {
     pub end_reason: Option<EndReason>,
     /// Its `expiresAt`, if it has a lifetime.
     pub expires_at: Option<Timestamp>,
+    /// The phase its status shows.
+    pub phase: ObjectPhase,
+    /// The contract statuses its status shows.
+    pub contract_statuses: Vec<ContractStatus>,
 }
 
 impl RecordFacts {
@@ -70,6 +78,11 @@ pub trait Deployment:
     ) -> Result<Value, ReconcileError>;
     /// What the record `value` says.
     fn read(value: &Value) -> Result<RecordFacts, ReconcileError>;
+    /// The record `previous` with the declaration of `spec` (everything else kept): what a
+    /// device that follows the record writes.
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError>;
+    /// The spec of a follower bound to `uri`: empty, synced both ways (its first run pulls).
+    fn follower(uri: RecordUri) -> Self;
     /// When the deployment expires, if it has a lifetime.
     fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp>;
     /// Why the deployment ends at `now`, or `None` while it lives.
@@ -114,6 +127,23 @@ impl Deployment for InfraSpec {
         let record = Infra::from_record_value(value.clone()).map_err(invalid)?;
         let declaration = Declaration::of_record(&record);
         facts(declaration, &record.created_at, record.status.as_ref())
+    }
+
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError> {
+        let mut record = Infra::from_record_value(previous.clone()).map_err(invalid)?;
+        record.description = spec.description.clone();
+        record.contracts = Some(spec.contracts.clone());
+        record.to_record_value().map_err(invalid)
+    }
+
+    fn follower(uri: RecordUri) -> Self {
+        InfraSpec {
+            record: RecordBinding {
+                uri: Some(uri),
+                sync: SyncMode::Both,
+            },
+            ..InfraSpec::default()
+        }
     }
 
     fn expires_at(_object: &ObjectOf<Self>) -> Option<Timestamp> {
@@ -168,6 +198,21 @@ impl Deployment for EphemeralInfraSpec {
         facts(declaration, &record.created_at, record.status.as_ref())
     }
 
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError> {
+        let mut record = EphemeralInfra::from_record_value(previous.clone()).map_err(invalid)?;
+        record.description = spec.description.clone();
+        record.contracts = Some(spec.contracts.clone());
+        record.to_record_value().map_err(invalid)
+    }
+
+    fn follower(uri: RecordUri) -> Self {
+        EphemeralInfraSpec {
+            infra: InfraSpec::follower(uri),
+            ttl_seconds: swdesk_core::infra::DEFAULT_TTL_SECONDS,
+            end_when: EndWhen::default(),
+        }
+    }
+
     fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp> {
         Some(lifecycle::expires_at(
             object.metadata.created_at,
@@ -197,7 +242,10 @@ fn facts(
     status: Option<&Status>,
 ) -> Result<RecordFacts, ReconcileError> {
     let parse = |text: Option<&String>| text.and_then(|text| Timestamp::parse_rfc3339(text).ok());
+    let (phase, contract_statuses) = publish::observed_status(status);
     Ok(RecordFacts {
+        phase,
+        contract_statuses,
         hash: declaration.hash().map_err(invalid)?,
         description: declaration.description.map(str::to_owned),
         contracts: declaration.contracts.to_vec(),

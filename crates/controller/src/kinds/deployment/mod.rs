@@ -19,6 +19,7 @@
 //! nothing is deleted from the repo.
 
 mod contracts;
+mod follow;
 mod kind;
 mod resolve;
 
@@ -41,6 +42,7 @@ use swdesk_core::uri::RecordUri;
 use swdesk_store::{ObjectOf, StoreError};
 
 pub use contracts::random_uid;
+pub use follow::is_follower;
 pub use kind::{Deployment, RecordFacts};
 pub use resolve::{Resolution, resolve_conflict};
 
@@ -88,6 +90,9 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// One run for a deployment that has not ended.
     async fn apply(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
+        if is_follower(object) {
+            return self.follow(object).await;
+        }
         if D::status(&object.status).ended_at.is_some() {
             return Ok(Action::AwaitChange);
         }
@@ -592,7 +597,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// The deletion: the end (unless the deployment ended already), then the child goes.
     async fn cleanup(&self, object: &ObjectOf<D>) -> Result<CleanupProgress, ReconcileError> {
-        if D::status(&object.status).ended_at.is_none()
+        if !is_follower(object)
+            && D::status(&object.status).ended_at.is_none()
             && let CleanupProgress::Waiting(action) = self.end(object, EndReason::Deleted).await?
         {
             return Ok(CleanupProgress::Waiting(action));

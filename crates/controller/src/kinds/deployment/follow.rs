@@ -1,0 +1,149 @@
+//! A follower: a deployment another device writes (SPEC §3, "who runs a contract"), kept here
+//! by an InfraCollection and bound to the writer's record. It shows the status the writer
+//! publishes, pulls the declaration, and pushes the owner's edits of the declaration (a
+//! release here is such an edit: `state: released` with a new `releaseRequestedAt`, which the
+//! writer's controller acts on). It never runs contracts and never makes a final write: the
+//! writer does both.
+//!
+//! Invariants: a follower's write replaces the declaration only, over exactly the record it
+//! read, keeping the writer's status and every other field; a follower that goes leaves the
+//! record as it is.
+
+use swdesk_core::collection::FOLLOWER_LABEL;
+use swdesk_core::declaration::Declaration;
+use swdesk_core::infra::BoundRecord;
+use swdesk_core::repo::RecordRepo;
+use swdesk_core::sync::SyncAction;
+use swdesk_store::ObjectOf;
+
+use super::{Deployment, DeploymentReconciler, Observed, child_written, invalid, set_synced};
+use crate::context::ReconcileError;
+use crate::runtime::Action;
+
+/// Whether `object` follows a record another device writes.
+pub fn is_follower<D: Deployment>(object: &ObjectOf<D>) -> bool {
+    object.metadata.labels.contains_key(FOLLOWER_LABEL)
+}
+
+impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
+    /// One run of a follower.
+    pub(super) async fn follow(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
+        let now = self.context.now();
+        let mut status = object.status.clone();
+        let observed = match self.observe(object).await? {
+            Ok(observed) => observed,
+            Err(problems) => {
+                let message = format!("the record in the repo cannot be read ({problems})");
+                set_synced(
+                    D::status_mut(&mut status),
+                    false,
+                    "RecordInvalid",
+                    &message,
+                    now,
+                );
+                self.write_status(object, status).await?;
+                return Ok(Action::AwaitChange);
+            }
+        };
+        self.show_writer_status(object, &mut status, &observed);
+        match self.decide(object, &observed.rkey, observed.facts.as_ref())? {
+            SyncAction::Pull => self.pull(object, status, &observed).await,
+            SyncAction::Push => self.push_declaration(object, status, &observed).await,
+            SyncAction::InSync => {
+                let spec = Declaration::of_spec(object.spec.infra())
+                    .hash()
+                    .map_err(invalid)?;
+                D::status_mut(&mut status).last_declaration_hash = Some(spec);
+                set_synced(D::status_mut(&mut status), true, "Following", "", now);
+                self.write_status(object, status).await?;
+                Ok(Action::AwaitChange)
+            }
+            SyncAction::Delete => {
+                let name = object.metadata.name.clone();
+                self.context
+                    .store(move |store| store.delete::<D>(&name, now))
+                    .await?;
+                Ok(Action::AwaitChange)
+            }
+            action => {
+                let (synced, reason, message) = match action {
+                    SyncAction::Ended => (true, "RecordEnded", "the writer ended this deployment"),
+                    SyncAction::Conflict => (
+                        false,
+                        "Conflict",
+                        "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's",
+                    ),
+                    _ => (
+                        false,
+                        "RecordGone",
+                        "the record this follows is not in the repo",
+                    ),
+                };
+                set_synced(D::status_mut(&mut status), synced, reason, message, now);
+                self.write_status(object, status).await?;
+                Ok(Action::AwaitChange)
+            }
+        }
+    }
+
+    /// The phase, contracts and end the writer's record shows, and the binding.
+    fn show_writer_status(
+        &self,
+        object: &ObjectOf<D>,
+        status: &mut D::Status,
+        observed: &Observed,
+    ) {
+        let (Some(facts), Some(remote)) = (observed.facts.as_ref(), observed.remote.as_ref())
+        else {
+            return;
+        };
+        let infra = D::status_mut(status);
+        infra.phase = facts.phase;
+        infra.contracts = facts.contract_statuses.clone();
+        infra.ended_at = facts.ended_at;
+        infra.end_reason = facts.end_reason;
+        infra.observed_generation = object.metadata.generation;
+        if let Some(uri) = object.spec.infra().record.uri.clone() {
+            infra.record = Some(BoundRecord {
+                uri,
+                cid: remote.cid.clone(),
+                rkey: observed.rkey.clone(),
+            });
+        }
+    }
+
+    /// The owner edited the declaration here: write it into the writer's record, nothing else.
+    async fn push_declaration(
+        &self,
+        object: &ObjectOf<D>,
+        mut status: D::Status,
+        observed: &Observed,
+    ) -> Result<Action, ReconcileError> {
+        let Some(remote) = observed.remote.as_ref() else {
+            return Ok(Action::AwaitChange);
+        };
+        let value = D::with_declaration(&remote.value, object.spec.infra())?;
+        let child = self.child(object).await?;
+        self.apply_child(
+            object,
+            &observed.rkey,
+            child.as_ref(),
+            value,
+            Some(remote.cid.clone()),
+        )
+        .await?;
+        if let Some(child) = child.filter(child_written) {
+            self.note_written(&observed.rkey, &child).await;
+        }
+        let now = self.context.now();
+        set_synced(
+            D::status_mut(&mut status),
+            true,
+            "Pushed",
+            "the edit is written for the writer to act on",
+            now,
+        );
+        self.write_status(object, status).await?;
+        Ok(Action::AwaitChange)
+    }
+}

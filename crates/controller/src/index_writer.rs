@@ -3,6 +3,9 @@
 //! operation waiting at that moment in one compare-and-swap write, so publishing N deployments
 //! costs a handful of index writes, not N.
 //!
+//! Every few minutes it also prunes: a live entry whose record has been missing from the
+//! owner's repo for ten minutes (as this writer saw it) is dropped (`swdesk_core::index`).
+//!
 //! Invariants: the index is written only with `swapRecord` = the cid last read (absent: create
 //! if absent); a lost race re-reads the index and applies the batch again; an operation's
 //! submitter learns when it is committed (the end of a deployment waits for it before the
@@ -12,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::index::{self as index_rules, Absences, IndexChange, LiveEntry};
+use swdesk_core::index::{self as index_rules, Absences, EntryKey, IndexChange, LiveEntry};
 use swdesk_core::infra::{DeploymentKind, EndReason};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::{RESERVED, Rkey};
@@ -30,6 +33,8 @@ const BATCH_WINDOW: Duration = Duration::from_millis(200);
 const SWAP_ATTEMPTS: usize = 5;
 /// The wait before a batch that failed (network) is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// How often entries whose records are gone are looked for.
+const PRUNE_EVERY: Duration = Duration::from_secs(300);
 
 /// One change to the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +50,8 @@ pub enum IndexOp {
         /// When it expires (EphemeralInfra).
         expires_at: Option<Timestamp>,
     },
+    /// Drop live entries whose records have been gone for `GONE_AFTER` (run periodically).
+    Prune,
     /// The deployment ended.
     Ended {
         /// Infra or EphemeralInfra.
@@ -68,6 +75,7 @@ pub struct IndexWriter<R> {
     clock: Arc<dyn Clock>,
     pending: Mutex<Vec<(IndexOp, Waiter)>>,
     wake: Notify,
+    absent_since: Mutex<Absences>,
 }
 
 impl<R: RecordRepo + 'static> IndexWriter<R> {
@@ -79,6 +87,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             clock,
             pending: Mutex::new(Vec::new()),
             wake: Notify::new(),
+            absent_since: Mutex::new(Absences::new()),
         })
     }
 
@@ -90,10 +99,15 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         receiver
     }
 
-    /// Writes batches until the task is dropped.
+    /// Writes batches until the task is dropped, and prunes every [`PRUNE_EVERY`].
     pub async fn run(self: Arc<Self>) {
+        let mut prune = tokio::time::interval(PRUNE_EVERY);
+        prune.tick().await;
         loop {
-            self.wake.notified().await;
+            tokio::select! {
+                () = self.wake.notified() => {}
+                _ = prune.tick() => drop(self.submit(IndexOp::Prune)),
+            }
             tokio::time::sleep(BATCH_WINDOW).await;
             let batch = std::mem::take(&mut *self.lock());
             if batch.is_empty() {
@@ -117,7 +131,8 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
     async fn write(&self, ops: &[IndexOp]) -> Result<(), RepoError> {
         for _ in 0..SWAP_ATTEMPTS {
             let current = self.view.record(INDEX_COLLECTION, RESERVED).await?;
-            let Some((value, swap)) = self.updated(current.as_ref(), ops) else {
+            let absences = self.absences(current.as_ref()).await?;
+            let Some((value, swap)) = self.updated(current.as_ref(), ops, &absences) else {
                 return Ok(());
             };
             let rkey = Rkey::parse(RESERVED).map_err(|error| RepoError::Invalid {
@@ -145,7 +160,12 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
 
     /// The index record with `ops` applied and the swap to write it with, or `None` when
     /// nothing changes.
-    fn updated(&self, current: Option<&RemoteRecord>, ops: &[IndexOp]) -> Option<(Value, Swap)> {
+    fn updated(
+        &self,
+        current: Option<&RemoteRecord>,
+        ops: &[IndexOp],
+        absences: &Absences,
+    ) -> Option<(Value, Swap)> {
         let now = self.clock.now();
         let mut record: Infra = current
             .and_then(|record| Infra::from_record_value(record.value.clone()).ok())
@@ -157,10 +177,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             .index
             .take()
             .unwrap_or_else(|| index_rules::empty(now));
-        let absences = Absences::new();
         let mut changed = current.is_none();
         for op in ops {
-            changed |= apply(&mut index, op, &absences, now) == IndexChange::Changed;
+            changed |= apply(&mut index, op, absences, now) == IndexChange::Changed;
         }
         if !changed {
             return None;
@@ -169,6 +188,37 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         let value = record.to_record_value().ok()?;
         let swap = current.map_or(Swap::Absent, |record| Swap::Cid(record.cid.clone()));
         Some((value, swap))
+    }
+
+    /// Since when each live entry's record is missing from the owner's repo, as far as this
+    /// writer has seen (remembered between writes, forgotten once the record is back).
+    async fn absences(&self, current: Option<&RemoteRecord>) -> Result<Absences, RepoError> {
+        let live = current
+            .and_then(|record| Infra::from_record_value(record.value.clone()).ok())
+            .and_then(|record| record.index)
+            .and_then(|index| index.live)
+            .unwrap_or_default();
+        let now = self.clock.now();
+        let mut missing = Vec::new();
+        for entry in &live {
+            if self
+                .view
+                .record(entry.collection.as_str(), &entry.rkey)
+                .await?
+                .is_none()
+            {
+                missing.push(EntryKey::of_live(entry));
+            }
+        }
+        let mut absent = self
+            .absent_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        absent.retain(|key, _| missing.contains(key));
+        for key in missing {
+            absent.entry(key).or_insert(now);
+        }
+        Ok(absent.clone())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(IndexOp, Waiter)>> {
@@ -208,6 +258,7 @@ fn apply(
             ended_at,
             reason,
         } => index_rules::end(index, *kind, rkey, *ended_at, *reason, absences, now),
+        IndexOp::Prune => return index_rules::prune(index, absences, now),
     };
     outcome.unwrap_or_else(|error| {
         tracing::warn!(%error, ?op, "the index refused a change");

@@ -69,7 +69,8 @@ impl EntryKey {
         }
     }
 
-    fn of_live(entry: &IndexEntry) -> Self {
+    /// The key of a live entry.
+    pub fn of_live(entry: &IndexEntry) -> Self {
         Self::of(&entry.collection, &entry.rkey)
     }
 

@@ -493,3 +493,42 @@ async fn a_controller_stopped_between_the_final_write_and_the_finalizer_finishes
     assert!(live_rkeys(&world).is_empty());
     assert_eq!(index(&world)["recentEnded"][0]["rkey"], "web");
 }
+
+#[tokio::test]
+async fn an_index_entry_whose_record_is_gone_is_dropped_ten_minutes_later() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "short lived record", vec![]);
+    core.settle(&world).await;
+    world.repo.remove_directly(OWNER, INFRA, "web");
+    core.view.invalidate(INFRA).await;
+    core.settle(&world).await;
+    assert!(
+        get(&world, "web").is_none(),
+        "a record gone in `Both` deletes the local object"
+    );
+    assert_eq!(
+        live_rkeys(&world),
+        ["web"],
+        "the entry stays while the record may come back"
+    );
+
+    let prune = core
+        .index
+        .submit(swdesk_controller::index_writer::IndexOp::Prune);
+    prune.await.unwrap().unwrap();
+    assert_eq!(
+        live_rkeys(&world),
+        ["web"],
+        "gone for less than ten minutes: kept"
+    );
+    world.clock.advance_seconds(11 * 60);
+    let prune = core
+        .index
+        .submit(swdesk_controller::index_writer::IndexOp::Prune);
+    prune.await.unwrap().unwrap();
+    assert!(
+        live_rkeys(&world).is_empty(),
+        "gone for ten minutes: dropped"
+    );
+}

@@ -98,6 +98,7 @@ pub struct Core {
     pub compute: ComputeReconciler<MemoryRepo, Unconnected>,
     pub collections: CollectionReconciler<InfraCollectionSpec, InfraSpec, MemoryRepo>,
     pub view: Arc<RemoteView<MemoryRepo>>,
+    pub index: Arc<IndexWriter<MemoryRepo>>,
     _index_task: tokio::task::JoinHandle<()>,
 }
 
@@ -111,11 +112,16 @@ impl Core {
         let index_task = tokio::spawn(index.clone().run());
         Self {
             infra: DeploymentReconciler::new(world.context.clone(), view.clone(), index.clone()),
-            ephemeral: DeploymentReconciler::new(world.context.clone(), view.clone(), index),
+            ephemeral: DeploymentReconciler::new(
+                world.context.clone(),
+                view.clone(),
+                index.clone(),
+            ),
             records: RecordReconciler::new(world.context.clone()),
             compute: ComputeReconciler::new(world.context.clone(), Arc::new(Unconnected)),
             collections: CollectionReconciler::new(world.context.clone(), view.clone()),
             view,
+            index,
             _index_task: index_task,
         }
     }

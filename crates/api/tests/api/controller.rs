@@ -165,3 +165,100 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
     controller.stop().await;
     signed.sign_out().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_devices_on_one_account_share_the_index_and_follow_each_others_deployments() {
+    let (pds, network, store) = network("devices").await;
+    let account = pds.create_account("devs").await.unwrap();
+    let signed = sessions(&network, Arc::new(Approving(account.clone())), &store);
+    signed.sign_in(&account.handle).await.unwrap();
+    let agent = signed.agent().unwrap();
+    let resolver = Resolver::new(network.oauth.identity.clone(), reqwest::Client::new());
+    let config = EngineConfig {
+        controllers: ControllerConfig {
+            resync_period: Duration::from_secs(2),
+            ..Default::default()
+        },
+        remote_max_age: Duration::from_secs(1),
+    };
+    let (laptop_dir, desktop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let laptop =
+        AccountController::start(laptop_dir.path(), agent.clone(), resolver.clone(), config)
+            .await
+            .unwrap();
+    let desktop = AccountController::start(desktop_dir.path(), agent, resolver, config)
+        .await
+        .unwrap();
+    let clock = swdesk_controller::SystemClock;
+    let create = |controller: &AccountController, name: &str| {
+        let object = Object {
+            metadata: Metadata::new(
+                Name::parse(name).unwrap(),
+                random_uid().unwrap(),
+                clock.now(),
+            ),
+            spec: InfraSpec {
+                description: Some(format!("{name} v1")),
+                ..Default::default()
+            },
+            status: InfraStatus::default(),
+        };
+        controller.store().create::<InfraSpec>(&object).unwrap();
+    };
+    for n in 0..3 {
+        create(&laptop, &format!("laptop-{n}"));
+        create(&desktop, &format!("desktop-{n}"));
+    }
+    let pds_url = &pds.info().pds_url;
+    let live = eventually("the index lists all six once", async || {
+        let index = public_record(pds_url, &account.did, "self").await?;
+        let mut live: Vec<String> = index["index"]["live"]
+            .as_array()?
+            .iter()
+            .filter_map(|entry| entry["rkey"].as_str().map(str::to_owned))
+            .collect();
+        live.sort();
+        (live.len() == 6).then_some(live)
+    })
+    .await;
+    let mut deduped = live.clone();
+    deduped.dedup();
+    assert_eq!(deduped, live, "no entry twice");
+
+    let followed = eventually("the desktop follows the laptop's deployment", async || {
+        controller_object(&desktop, "laptop-0").filter(|object| object.spec.description.is_some())
+    })
+    .await;
+    assert!(
+        followed
+            .metadata
+            .labels
+            .contains_key(swdesk_core::collection::FOLLOWER_LABEL)
+    );
+    assert_eq!(followed.spec.description.as_deref(), Some("laptop-0 v1"));
+
+    let mut edited = followed;
+    edited.spec.description = Some("edited on the desktop".into());
+    desktop.store().replace::<InfraSpec>(&edited).unwrap();
+    eventually(
+        "the laptop, the writer, pulls the desktop's edit",
+        async || {
+            let object = controller_object(&laptop, "laptop-0")?;
+            (object.spec.description.as_deref() == Some("edited on the desktop")).then_some(())
+        },
+    )
+    .await;
+    laptop.stop().await;
+    desktop.stop().await;
+    signed.sign_out().await.unwrap();
+}
+
+fn controller_object(
+    controller: &AccountController,
+    name: &str,
+) -> Option<swdesk_store::ObjectOf<InfraSpec>> {
+    controller
+        .store()
+        .get::<InfraSpec>(&Name::parse(name).ok()?)
+        .ok()?
+}

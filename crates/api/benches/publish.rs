@@ -6,10 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use swdesk_api::{Network, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::MemoryStore;
@@ -21,7 +20,8 @@ use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
-use swdesk_core::repo::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use swdesk_core::repo::counted::{Calls, Counted};
+use swdesk_core::repo::{RecordRepo, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Clock;
 use swdesk_core::uri::RecordUri;
@@ -30,63 +30,6 @@ use swdesk_store::Store;
 
 const DEPLOYMENTS: usize = 256;
 const INFRA: &str = "computer.socialweb.infra";
-
-/// Requests made through a repo, by kind.
-#[derive(Debug, Default)]
-struct Counts {
-    gets: AtomicUsize,
-    lists: AtomicUsize,
-    puts: AtomicUsize,
-    deletes: AtomicUsize,
-}
-
-impl Counts {
-    fn snapshot(&self) -> [usize; 4] {
-        [&self.gets, &self.lists, &self.puts, &self.deletes]
-            .map(|count| count.load(Ordering::SeqCst))
-    }
-}
-
-/// A repo that counts what passes through it.
-#[derive(Debug)]
-struct Counting {
-    inner: PdsRepo,
-    counts: Arc<Counts>,
-}
-
-impl RecordRepo for Counting {
-    fn owner(&self) -> &str {
-        self.inner.owner()
-    }
-    async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
-        self.counts.gets.fetch_add(1, Ordering::SeqCst);
-        self.inner.get(uri).await
-    }
-    async fn list(
-        &self,
-        repo: &str,
-        collection: &str,
-        cursor: Option<&str>,
-        limit: u16,
-    ) -> Result<RecordPage, RepoError> {
-        self.counts.lists.fetch_add(1, Ordering::SeqCst);
-        self.inner.list(repo, collection, cursor, limit).await
-    }
-    async fn put(
-        &self,
-        collection: &str,
-        rkey: &Rkey,
-        value: &Value,
-        swap: Swap,
-    ) -> Result<Written, RepoError> {
-        self.counts.puts.fetch_add(1, Ordering::SeqCst);
-        self.inner.put(collection, rkey, value, swap).await
-    }
-    async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
-        self.counts.deletes.fetch_add(1, Ordering::SeqCst);
-        self.inner.delete(collection, rkey, swap).await
-    }
-}
 
 /// Chromium signing in as the account and approving.
 #[derive(Debug)]
@@ -112,13 +55,13 @@ async fn signed_in(network: &Network, account: &Account) -> (Agent, Sessions) {
     (sessions.agent().unwrap(), sessions)
 }
 
-fn row(label: &str, counts: [usize; 4], elapsed: Duration) {
-    let total: usize = counts.iter().sum();
+fn row(label: &str, calls: Calls, elapsed: Duration) {
     println!(
-        "{label:<34} {total:>9} {:>6} {:>6} {:>6} {:>9.2}",
-        counts[2],
-        counts[1],
-        counts[0],
+        "{label:<34} {:>9} {:>6} {:>6} {:>6} {:>9.2}",
+        calls.total(),
+        calls.puts,
+        calls.lists,
+        calls.gets,
         elapsed.as_secs_f64()
     );
 }
@@ -151,19 +94,16 @@ async fn main() {
     let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
     println!(
         "publish / bare minimum: {:.2}x requests, {:.2}x time (target: at most 1.3x); resync writes: {}",
-        ratio(publish.0.iter().sum(), bare.0.iter().sum()),
+        ratio(publish.0.total(), bare.0.total()),
         publish.1.as_secs_f64() / bare.1.as_secs_f64(),
-        resync.0[2] + resync.0[3],
+        resync.0.writes(),
     );
 }
 
 /// 256 `putRecord`s and one index write, one after another, by a plain client.
-async fn bare_minimum(agent: Agent, resolver: Resolver) -> ([usize; 4], Duration) {
-    let counts = Arc::new(Counts::default());
-    let repo = Counting {
-        inner: PdsRepo::new(agent, resolver),
-        counts: Arc::clone(&counts),
-    };
+async fn bare_minimum(agent: Agent, resolver: Resolver) -> (Calls, Duration) {
+    let repo = Counted::new(PdsRepo::new(agent, resolver));
+    let tally = repo.tally();
     let started = Instant::now();
     let mut live = Vec::new();
     for n in 0..DEPLOYMENTS {
@@ -178,19 +118,13 @@ async fn bare_minimum(agent: Agent, resolver: Resolver) -> ([usize; 4], Duration
     repo.put(INFRA, &Rkey::parse("self").unwrap(), &index, Swap::Absent)
         .await
         .unwrap();
-    (counts.snapshot(), started.elapsed())
+    (tally.attempted(), started.elapsed())
 }
 
 /// The controller publishing 256 new deployments, then a resync with nothing changed.
-async fn controller(
-    agent: Agent,
-    resolver: Resolver,
-) -> (([usize; 4], Duration), ([usize; 4], Duration)) {
-    let counts = Arc::new(Counts::default());
-    let repo = Arc::new(Counting {
-        inner: PdsRepo::new(agent, resolver),
-        counts: Arc::clone(&counts),
-    });
+async fn controller(agent: Agent, resolver: Resolver) -> ((Calls, Duration), (Calls, Duration)) {
+    let repo = Arc::new(Counted::new(PdsRepo::new(agent, resolver)));
+    let tally = repo.tally();
     let data = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(data.path().join("objects.sqlite")).unwrap());
     let config = EngineConfig {
@@ -223,10 +157,10 @@ async fn controller(
         store.create::<InfraSpec>(&object).unwrap();
     }
     wait_until_published(&store, &repo).await;
-    let publish = (counts.snapshot(), started.elapsed());
+    let publish = (tally.attempted(), started.elapsed());
 
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let before = counts.snapshot();
+    let before = tally.attempted();
     let started = Instant::now();
     for name in &names {
         engine.schedule(&ObjectKey::new(Kind::Infra, name.clone()));
@@ -239,16 +173,12 @@ async fn controller(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = counts.snapshot();
-    let resync = (
-        [0, 1, 2, 3].map(|i| after[i] - before[i]),
-        started.elapsed(),
-    );
+    let resync = (tally.attempted().since(before), started.elapsed());
     engine.shutdown(Duration::from_secs(5)).await;
     (publish, resync)
 }
 
-async fn wait_until_published(store: &Store, repo: &Counting) {
+async fn wait_until_published(store: &Store, repo: &Counted<PdsRepo>) {
     loop {
         let bound = store
             .list::<InfraSpec>()
@@ -257,7 +187,7 @@ async fn wait_until_published(store: &Store, repo: &Counting) {
             .filter(|object| object.status.record.is_some())
             .count();
         let index = repo
-            .inner
+            .inner()
             .get(&RecordUri::parse(&format!("at://{}/{INFRA}/self", repo.owner())).unwrap())
             .await
             .ok()

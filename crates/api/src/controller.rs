@@ -21,6 +21,7 @@ use swdesk_core::collection::{
 };
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
+use swdesk_core::repo::RecordRepo;
 use swdesk_core::timestamp::Clock;
 use swdesk_store::{Resource, Store, StoreError};
 
@@ -67,14 +68,23 @@ impl AccountController {
         resolver: Resolver,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
-        let did = agent.did();
+        Self::start_over(data_dir, PdsRepo::new(agent, resolver), config).await
+    }
+
+    /// Opens the store of `repo`'s owner under `data_dir` and starts the engine over `repo`
+    /// (the account's `PdsRepo`, possibly wrapped, e.g. counted by a benchmark).
+    pub async fn start_over<R: RecordRepo + 'static>(
+        data_dir: &Path,
+        repo: R,
+        config: EngineConfig,
+    ) -> Result<Self, ControllerError> {
+        let did = repo.owner().to_owned();
         let path = store_path(data_dir, &did);
         let store = open_store(path).await?;
         follow_own_index(&store, &did).await?;
-        let repo = Arc::new(PdsRepo::new(agent, resolver));
         let engine = Engine::start(
             Arc::clone(&store),
-            repo,
+            Arc::new(repo),
             Arc::new(Unconnected),
             Arc::new(SystemClock),
             config,

@@ -5,4 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod controller;
+mod offline;
 mod session;
+mod support;

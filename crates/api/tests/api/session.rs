@@ -5,19 +5,39 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use swdesk_api::{Network, SessionError, SessionView, Sessions};
-use swdesk_atproto::Browser;
+use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::{Keychain, SessionStore};
+use swdesk_atproto::{Agent, Browser};
 use swdesk_devnet::{Account, Decision, SandboxPds};
 use url::Url;
 
 /// The sandbox network of the shared PDS, its sessions in a keychain entry of this test's own.
 pub async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>) {
     let pds = SandboxPds::from_env_or_start().await.unwrap();
+    let (network, store) = network_of(&pds, test);
+    (pds, network, store)
+}
+
+/// The sandbox network of `pds`, its sessions in a keychain entry of this test's own.
+pub fn network_of(pds: &SandboxPds, test: &str) -> (Network, Arc<dyn SessionStore>) {
     let mut network = Network::sandbox(&pds.ready_line()).unwrap();
     network.keychain_name = format!("api-test-{test}-{}", std::process::id());
     let keychain = Keychain::open(&network.keychain_name).unwrap();
     keychain.delete().unwrap();
-    (pds, network, Arc::new(keychain))
+    (network, Arc::new(keychain))
+}
+
+/// `account` signed in through Chromium: its sessions, agent and an identity resolver.
+pub async fn signed_in(
+    network: &Network,
+    store: &Arc<dyn SessionStore>,
+    account: &Account,
+) -> (Sessions, Agent, Resolver) {
+    let signed = sessions(network, Arc::new(Approving(account.clone())), store);
+    signed.sign_in(&account.handle).await.unwrap();
+    let agent = signed.agent().unwrap();
+    let resolver = Resolver::new(network.oauth.identity.clone(), reqwest::Client::new());
+    (signed, agent, resolver)
 }
 
 pub fn sessions(

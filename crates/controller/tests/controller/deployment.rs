@@ -8,7 +8,7 @@ use swdesk_controller::runtime::{ObjectKey, Reconciler};
 use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
-use swdesk_core::object::{ConditionStatus, Object};
+use swdesk_core::object::{Condition, ConditionStatus, Object};
 use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_store::ObjectOf;
 
@@ -69,14 +69,22 @@ fn live_rkeys(world: &World) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn synced(object: &ObjectOf<InfraSpec>) -> (ConditionStatus, String) {
-    let condition = object
+fn synced_condition(object: &ObjectOf<InfraSpec>) -> &Condition {
+    object
         .status
         .conditions
         .iter()
         .find(|c| c.kind == "Synced")
-        .expect("a Synced condition");
+        .expect("a Synced condition")
+}
+
+fn synced(object: &ObjectOf<InfraSpec>) -> (ConditionStatus, String) {
+    let condition = synced_condition(object);
     (condition.status, condition.reason.clone())
+}
+
+fn condition_message(object: &ObjectOf<InfraSpec>) -> &str {
+    &synced_condition(object).message
 }
 
 /// Edits the record as another device would, and lets the controller's view see it.
@@ -427,11 +435,19 @@ async fn deployments_made_offline_are_published_once_the_repo_is_back_with_no_ex
         record(&world, "alpha").is_none(),
         "nothing reached the repo while it was down"
     );
+    let waiting = get(&world, "alpha").unwrap();
     assert_eq!(
-        get(&world, "alpha").unwrap().spec.description.as_deref(),
+        waiting.spec.description.as_deref(),
         Some("alpha"),
         "nothing is lost"
     );
+    let (truth, reason) = synced(&waiting);
+    assert_eq!(truth, ConditionStatus::False);
+    assert!(
+        ["Offline", "WaitingToSync"].contains(&reason.as_str()),
+        "the deployment says it waits to sync, not {reason}"
+    );
+    assert!(condition_message(&waiting).starts_with("waiting to sync"));
 
     world.repo.set_offline(false);
     let before = world.repo.calls();

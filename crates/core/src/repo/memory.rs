@@ -7,33 +7,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+pub use super::counted::Calls;
+use super::counted::{CallCounter, CallKind};
 use super::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
 use crate::rkey::Rkey;
 use crate::uri::RecordUri;
-
-/// Calls made to a [`MemoryRepo`], by kind.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Calls {
-    /// `get`.
-    pub gets: usize,
-    /// `list` pages.
-    pub lists: usize,
-    /// `put`.
-    pub puts: usize,
-    /// `delete`.
-    pub deletes: usize,
-}
-
-impl Calls {
-    /// Writes of any kind.
-    pub fn writes(&self) -> usize {
-        self.puts + self.deletes
-    }
-}
 
 /// (repo, collection, rkey) → (cid, value).
 type Records = BTreeMap<(String, String, String), (String, Value)>;
@@ -43,10 +25,7 @@ type Records = BTreeMap<(String, String, String), (String, Value)>;
 pub struct MemoryRepo {
     owner: String,
     records: Mutex<Records>,
-    gets: AtomicUsize,
-    lists: AtomicUsize,
-    puts: AtomicUsize,
-    deletes: AtomicUsize,
+    calls: CallCounter,
     offline: AtomicBool,
 }
 
@@ -56,22 +35,14 @@ impl MemoryRepo {
         Self {
             owner: owner.to_owned(),
             records: Mutex::new(BTreeMap::new()),
-            gets: AtomicUsize::new(0),
-            lists: AtomicUsize::new(0),
-            puts: AtomicUsize::new(0),
-            deletes: AtomicUsize::new(0),
+            calls: CallCounter::default(),
             offline: AtomicBool::new(false),
         }
     }
 
     /// The calls made so far.
     pub fn calls(&self) -> Calls {
-        Calls {
-            gets: self.gets.load(Ordering::SeqCst),
-            lists: self.lists.load(Ordering::SeqCst),
-            puts: self.puts.load(Ordering::SeqCst),
-            deletes: self.deletes.load(Ordering::SeqCst),
-        }
+        self.calls.calls()
     }
 
     /// Makes every call fail as unreachable (`true`) or work again (`false`).
@@ -161,7 +132,7 @@ impl RecordRepo for MemoryRepo {
     }
 
     async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
-        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.calls.count(CallKind::Get);
         self.check_online()?;
         let rkey = uri.rkey().to_string();
         let records = self.lock();
@@ -177,7 +148,7 @@ impl RecordRepo for MemoryRepo {
         cursor: Option<&str>,
         limit: u16,
     ) -> Result<RecordPage, RepoError> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
+        self.calls.count(CallKind::List);
         self.check_online()?;
         let records = self.lock();
         let after = cursor.unwrap_or_default();
@@ -203,7 +174,7 @@ impl RecordRepo for MemoryRepo {
         value: &Value,
         swap: Swap,
     ) -> Result<Written, RepoError> {
-        self.puts.fetch_add(1, Ordering::SeqCst);
+        self.calls.count(CallKind::Put);
         self.check_online()?;
         let record_key = key(&self.owner, collection, rkey.as_str());
         let mut records = self.lock();
@@ -218,7 +189,7 @@ impl RecordRepo for MemoryRepo {
     }
 
     async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
-        self.deletes.fetch_add(1, Ordering::SeqCst);
+        self.calls.count(CallKind::Delete);
         self.check_online()?;
         let record_key = key(&self.owner, collection, rkey.as_str());
         let mut records = self.lock();

@@ -7,6 +7,7 @@
 //! silent: it is [`RepoError::SwapMismatch`] carrying the cid that is there now (or `None` when
 //! the record is gone). A missing record is `Ok(None)` on `get`, never an error.
 
+pub mod counted;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 

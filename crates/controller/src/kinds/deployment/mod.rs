@@ -56,6 +56,16 @@ use crate::runtime::{Action, ObjectKey, Reconciler};
 pub const FINALIZER: &str = "infra.socialweb.computer/final-write";
 /// The condition that tells how the deployment and its record stand.
 pub const SYNCED: &str = "Synced";
+/// `Synced` reasons: the record holds this declaration.
+pub const PUBLISHED: &str = "Published";
+/// The declaration is handed to the record's writer and not written yet.
+pub const PUBLISHING: &str = "Publishing";
+/// The last write failed (the repo is unreachable, or refused it); it is retried.
+pub const WAITING_TO_SYNC: &str = "WaitingToSync";
+/// The repo could not be read; the deployment waits for it here, unchanged.
+pub const OFFLINE: &str = "Offline";
+
+const WAITING_FOR_WRITE: &str = "waiting for the record to be written to the repo";
 /// How soon a deployment that waits (contracts, its record being written) is looked at again.
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -103,9 +113,18 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
         let mut status = object.status.clone();
         self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
-        let observed = match self.observe(object).await? {
-            Ok(observed) => observed,
-            Err(problems) => {
+        let observed = match self.observe(object).await {
+            Err(ReconcileError::Repo(error)) if error.is_transient() => {
+                let message = format!(
+                    "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
+                );
+                set_synced(D::status_mut(&mut status), false, OFFLINE, &message, now);
+                self.write_status(object, status).await?;
+                return Err(ReconcileError::Repo(error));
+            }
+            Err(error) => return Err(error),
+            Ok(Ok(observed)) => observed,
+            Ok(Err(problems)) => {
                 let message = format!(
                     "the record in the repo cannot be read ({problems}); nothing is written over it"
                 );
@@ -314,6 +333,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             ended: false,
         };
         let last_write = child.as_ref().and_then(|child| child.status.last_write_at);
+        let (synced, reason, message) = publish_state::<D>(child.as_ref(), &wanted);
         let mut requeue = Action::AwaitChange;
         match progress::when_to_write(last_write, now, changes) {
             Write::Now => {
@@ -328,7 +348,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         if let Some(child) = child.as_ref().filter(|child| child_written(child)) {
             self.bind_status(object, &mut status, child, observed).await;
         }
-        set_synced(D::status_mut(&mut status), true, "Published", "", now);
+        set_synced(D::status_mut(&mut status), synced, reason, &message, now);
         self.write_status(object, status).await?;
         Ok(requeue)
     }
@@ -666,6 +686,29 @@ fn child_written(child: &AtprotoRecordObject) -> bool {
 fn declaration_differs<D: Deployment>(written: Option<&Value>, wanted: &Value) -> bool {
     let hash = |value: &Value| D::read(value).ok().map(|facts| facts.hash);
     written.is_none_or(|written| hash(written) != hash(wanted))
+}
+
+/// How publishing stands, for the `Synced` condition: the record holds this declaration
+/// (`Published`), the child failed its last write and tries again (`WaitingToSync`), or the
+/// child has not written it yet (`Publishing`).
+fn publish_state<D: Deployment>(
+    child: Option<&AtprotoRecordObject>,
+    wanted: &Value,
+) -> (bool, &'static str, String) {
+    let Some(child) = child else {
+        return (false, PUBLISHING, WAITING_FOR_WRITE.to_owned());
+    };
+    if child_written(child) && !declaration_differs::<D>(Some(&child.spec.value), wanted) {
+        return (true, PUBLISHED, String::new());
+    }
+    match &child.status.error {
+        Some(error) => (
+            false,
+            WAITING_TO_SYNC,
+            format!("waiting to sync: the last write failed ({error}); it is retried"),
+        ),
+        None => (false, PUBLISHING, WAITING_FOR_WRITE.to_owned()),
+    }
 }
 
 /// Sets the `Synced` condition (its transition time moves only when its truth changes).

@@ -1,0 +1,135 @@
+//! The account's controller while its PDS is down, against a real PDS stopped and started
+//! again on its own data: what the owner does meanwhile is kept, says it waits to sync, and
+//! reaches the repo once it is back, with one write each and no duplicate record.
+
+use swdesk_api::controller::AccountController;
+use swdesk_atproto::PdsRepo;
+use swdesk_controller::kinds::deployment::{OFFLINE, SYNCED, WAITING_TO_SYNC};
+use swdesk_core::object::ConditionStatus;
+use swdesk_core::repo::counted::Counted;
+use swdesk_devnet::{SandboxPds, Storage};
+
+use crate::session::{network_of, signed_in};
+use crate::support::{
+    create_infra, delete_infra, edit_infra, eventually, index_rkeys, infra, public_record,
+    public_rkeys, quick_engine,
+};
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The `Synced` condition of the Infra `name`: its truth, reason and message.
+fn sync_state(
+    controller: &AccountController,
+    name: &str,
+) -> Option<(ConditionStatus, String, String)> {
+    let object = infra(controller, name)?;
+    let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
+    Some((synced.status, synced.reason.clone(), synced.message.clone()))
+}
+
+/// Whether the Infra `name` says it waits for the repo.
+fn waits_to_sync(controller: &AccountController, name: &str) -> bool {
+    sync_state(controller, name).is_some_and(|(truth, reason, message)| {
+        truth == ConditionStatus::False
+            && [OFFLINE, WAITING_TO_SYNC].contains(&reason.as_str())
+            && message.starts_with("waiting to sync")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_write_each() {
+    let data = tempfile::tempdir().unwrap();
+    let storage = Storage::Persistent {
+        dir: data.path().join("sandbox"),
+        pds_port: free_port(),
+        plc_port: free_port(),
+    };
+    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    let pds_url = pds.info().pds_url.clone();
+    let (network, store) = network_of(&pds, "offline");
+    let account = pds.create_account("offl").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let repo = Counted::new(PdsRepo::new(agent, resolver));
+    let tally = repo.tally();
+    let controller = AccountController::start_over(&data.path().join("app"), repo, quick_engine())
+        .await
+        .unwrap();
+    create_infra(&controller, "alpha", "alpha v1");
+    create_infra(&controller, "gamma", "gamma v1");
+    eventually("both are published with the index", async || {
+        let index = public_record(&pds_url, &account.did, "self").await?;
+        (index_rkeys(&index, "live") == ["alpha", "gamma"]).then_some(())
+    })
+    .await;
+
+    pds.stop().await.unwrap();
+    edit_infra(&controller, "alpha", |spec| {
+        spec.description = Some("alpha v2, edited offline".into());
+    });
+    create_infra(&controller, "beta", "beta v1, made offline");
+    delete_infra(&controller, "gamma");
+    eventually("the edit and the new deployment wait to sync", async || {
+        (waits_to_sync(&controller, "alpha") && waits_to_sync(&controller, "beta")).then_some(())
+    })
+    .await;
+    assert!(
+        infra(&controller, "gamma").is_some(),
+        "a deletion waits for its final write"
+    );
+    assert_eq!(
+        infra(&controller, "alpha")
+            .unwrap()
+            .spec
+            .description
+            .as_deref(),
+        Some("alpha v2, edited offline"),
+        "nothing made here is lost"
+    );
+
+    let before = tally.answered();
+    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    let index = eventually("the index catches up", async || {
+        let index = public_record(&pds_url, &account.did, "self").await?;
+        let settled = index_rkeys(&index, "live") == ["alpha", "beta"]
+            && index_rkeys(&index, "recentEnded") == ["gamma"];
+        settled.then_some(index)
+    })
+    .await;
+    eventually("every deployment is back in sync", async || {
+        let in_sync =
+            |name| sync_state(&controller, name).is_some_and(|s| s.0 == ConditionStatus::True);
+        (in_sync("alpha") && in_sync("beta") && infra(&controller, "gamma").is_none()).then_some(())
+    })
+    .await;
+    let alpha = public_record(&pds_url, &account.did, "alpha")
+        .await
+        .unwrap();
+    assert_eq!(alpha["description"], "alpha v2, edited offline");
+    let beta = public_record(&pds_url, &account.did, "beta").await.unwrap();
+    assert_eq!(beta["description"], "beta v1, made offline");
+    let gamma = public_record(&pds_url, &account.did, "gamma")
+        .await
+        .unwrap();
+    assert_eq!(gamma["status"]["phase"], "ended", "the ended record stays");
+    assert_eq!(
+        public_rkeys(&pds_url, &account.did).await,
+        ["alpha", "beta", "gamma", "self"],
+        "no duplicate record, no successor key"
+    );
+    assert!(index["index"]["live"].as_array().unwrap().len() == 2);
+
+    let writes = tally.answered().since(before);
+    assert_eq!(writes.deletes, 0, "nothing is deleted from the repo");
+    assert!(
+        writes.puts <= 3 + 2,
+        "alpha's edit, beta, gamma's final write and at most two index writes, not {} puts",
+        writes.puts
+    );
+    controller.stop().await;
+    signed.sign_out().await.unwrap();
+    pds.stop().await.unwrap();
+}

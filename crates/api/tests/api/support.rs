@@ -1,0 +1,134 @@
+//! What the controller tests share: a quick engine configuration, deployments made in a
+//! controller's store, waiting for something to happen, and reading records as anyone can.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_api::controller::AccountController;
+use swdesk_controller::EngineConfig;
+use swdesk_controller::kinds::deployment::random_uid;
+use swdesk_controller::runtime::ControllerConfig;
+use swdesk_core::infra::{InfraSpec, InfraStatus};
+use swdesk_core::name::Name;
+use swdesk_core::object::{Metadata, Object};
+use swdesk_core::timestamp::Clock;
+use swdesk_store::{ObjectOf, StoreError};
+
+pub const INFRA: &str = "computer.socialweb.infra";
+
+/// Resyncs every 2 s and trusts a listing for 1 s: the tests see changes quickly.
+pub fn quick_engine() -> EngineConfig {
+    EngineConfig {
+        controllers: ControllerConfig {
+            resync_period: Duration::from_secs(2),
+            ..Default::default()
+        },
+        remote_max_age: Duration::from_secs(1),
+    }
+}
+
+/// Waits (up to 90 s) until `check` answers something.
+pub async fn eventually<T>(what: &str, check: impl AsyncFn() -> Option<T>) -> T {
+    for _ in 0..450 {
+        if let Some(found) = check().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{what} did not happen within 90 s");
+}
+
+/// The record `computer.socialweb.infra/<rkey>` of `did`, read without a session.
+pub async fn public_record(pds: &str, did: &str, rkey: &str) -> Option<Value> {
+    let url =
+        format!("{pds}/xrpc/com.atproto.repo.getRecord?repo={did}&collection={INFRA}&rkey={rkey}");
+    let response = reqwest::get(url).await.ok()?;
+    response.status().is_success().then_some(())?;
+    response
+        .json::<Value>()
+        .await
+        .ok()
+        .map(|body| body["value"].clone())
+}
+
+/// Every rkey of `computer.socialweb.infra` in `did`'s repo, read without a session.
+pub async fn public_rkeys(pds: &str, did: &str) -> Vec<String> {
+    let (mut rkeys, mut cursor) = (Vec::new(), None::<String>);
+    loop {
+        let after = cursor.map(|at| format!("&cursor={at}")).unwrap_or_default();
+        let url = format!(
+            "{pds}/xrpc/com.atproto.repo.listRecords?repo={did}&collection={INFRA}&limit=100{after}"
+        );
+        let page: Value = reqwest::get(url).await.unwrap().json().await.unwrap();
+        for record in page["records"].as_array().unwrap() {
+            let uri = record["uri"].as_str().unwrap();
+            rkeys.push(uri.rsplit('/').next().unwrap().to_owned());
+        }
+        match page["cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    rkeys.sort();
+    rkeys
+}
+
+/// The live (or, with `"recentEnded"`, the ended) rkeys of the index at `self`, sorted.
+pub fn index_rkeys(index: &Value, list: &str) -> Vec<String> {
+    let mut rkeys: Vec<String> = index["index"][list]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|entry| entry["rkey"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    rkeys.sort();
+    rkeys
+}
+
+/// Declares the Infra `name` in the controller's store, described as `description`.
+pub fn create_infra(controller: &AccountController, name: &str, description: &str) {
+    let object = Object {
+        metadata: Metadata::new(
+            Name::parse(name).unwrap(),
+            random_uid().unwrap(),
+            swdesk_controller::SystemClock.now(),
+        ),
+        spec: InfraSpec {
+            description: Some(description.to_owned()),
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    controller.store().create::<InfraSpec>(&object).unwrap();
+}
+
+/// The Infra `name` in the controller's store, if there is one.
+pub fn infra(controller: &AccountController, name: &str) -> Option<ObjectOf<InfraSpec>> {
+    controller
+        .store()
+        .get::<InfraSpec>(&Name::parse(name).ok()?)
+        .ok()?
+}
+
+/// Deletes the Infra `name` as the owner would (the controller ends it).
+pub fn delete_infra(controller: &AccountController, name: &str) {
+    let name = Name::parse(name).unwrap();
+    let now = swdesk_controller::SystemClock.now();
+    controller.store().delete::<InfraSpec>(&name, now).unwrap();
+}
+
+/// Edits the Infra `name`'s spec as the owner would, again when the controller wrote its
+/// status in between.
+pub fn edit_infra(controller: &AccountController, name: &str, edit: impl Fn(&mut InfraSpec)) {
+    loop {
+        let mut object = infra(controller, name).expect("the deployment exists");
+        edit(&mut object.spec);
+        match controller.store().replace::<InfraSpec>(&object) {
+            Err(StoreError::Conflict { .. }) => continue,
+            result => return drop(result.unwrap()),
+        }
+    }
+}

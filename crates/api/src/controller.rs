@@ -13,17 +13,20 @@ use std::time::Duration;
 
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
+use swdesk_controller::ReconcileError;
 use swdesk_controller::kinds::compute::Unconnected;
-use swdesk_controller::kinds::deployment::random_uid;
+use swdesk_controller::kinds::deployment::{Deployment, Resolution, random_uid};
 use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
 use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
+use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::timestamp::Clock;
 use swdesk_store::{Resource, Store, StoreError};
+
+use crate::activity::{self, ActivityEvent, SyncView, child_record};
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -42,6 +45,9 @@ pub enum ControllerError {
     /// The objects the controller needs from the start could not be made.
     #[error("the controller could not be set up: {0}")]
     Setup(String),
+    /// The local store could not be read.
+    #[error("the local store could not be read: {0}")]
+    Read(String),
     /// The data directory could not be made.
     #[error("the data directory {path} could not be made: {source}")]
     DataDir {
@@ -106,6 +112,49 @@ impl AccountController {
     /// The engine (statuses, events).
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// How the deployment `name` of kind `D` stands with its record and the runtime.
+    pub async fn sync_view<D: Deployment>(
+        &self,
+        name: &Name,
+    ) -> Result<Option<SyncView>, ControllerError> {
+        let (store, name) = (Arc::clone(&self.store), name.clone());
+        let object = tokio::task::spawn_blocking(move || {
+            let object = store.get::<D>(&name)?;
+            let child = match &object {
+                Some(object) => child_record::<D>(&store, object)?,
+                None => None,
+            };
+            Ok::<_, StoreError>((object, child))
+        })
+        .await
+        .map_err(|error| ControllerError::Read(error.to_string()))?
+        .map_err(|error| ControllerError::Read(error.to_string()))?;
+        let (Some(object), child) = object else {
+            return Ok(None);
+        };
+        let runtime = self.engine.status(D::KIND, &object.metadata.name);
+        Ok(Some(SyncView::of::<D>(
+            &object,
+            child.as_ref(),
+            runtime.as_ref(),
+        )))
+    }
+
+    /// Every step of the controller as it happens, for the Activity view.
+    pub fn activity(&self) -> tokio::sync::mpsc::Receiver<ActivityEvent> {
+        activity::follow(&self.engine)
+    }
+
+    /// Applies the owner's answer to the conflict of the deployment `kind`/`name`.
+    pub async fn resolve_conflict(
+        &self,
+        kind: Kind,
+        name: &Name,
+        resolution: Resolution,
+    ) -> Result<(), ReconcileError> {
+        self.engine.resolve_conflict(kind, name, resolution).await
     }
 
     /// Stops the engine; the store stays on disk.

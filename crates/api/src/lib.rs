@@ -9,6 +9,7 @@
 //! - [`desk`]: both together, as the shell sees the app: the controller runs while someone is
 //!   signed in.
 
+pub mod activity;
 pub mod controller;
 pub mod desk;
 pub mod network;

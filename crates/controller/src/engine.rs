@@ -7,7 +7,9 @@
 //! the two; a watcher that lags behind the store relists every kind instead of guessing; the
 //! engine stops every controller within one grace period.
 
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,11 +26,11 @@ use swdesk_store::{Change, Event, Resource, Store};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
-use crate::context::Context;
+use crate::context::{Context, ReconcileError};
 use crate::index_writer::IndexWriter;
 use crate::kinds::collection::CollectionReconciler;
 use crate::kinds::compute::ComputeReconciler;
-use crate::kinds::deployment::DeploymentReconciler;
+use crate::kinds::deployment::{DeploymentReconciler, Resolution, resolve_conflict};
 use crate::kinds::record::RecordReconciler;
 use crate::remote::RemoteView;
 use crate::runtime::{
@@ -58,6 +60,52 @@ impl Default for EngineConfig {
 pub struct Engine {
     controllers: Vec<Controller>,
     tasks: Vec<JoinHandle<()>>,
+    conflicts: Arc<dyn ConflictResolver>,
+}
+
+/// The owner's answers to conflicts, over the engine's store and view of the repo.
+trait ConflictResolver: Send + Sync + std::fmt::Debug {
+    fn resolve<'a>(
+        &'a self,
+        kind: Kind,
+        name: &'a Name,
+        resolution: Resolution,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ReconcileError>> + Send + 'a>>;
+}
+
+struct Conflicts<R> {
+    context: Context<R>,
+    view: Arc<RemoteView<R>>,
+}
+
+impl<R> std::fmt::Debug for Conflicts<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conflicts").finish_non_exhaustive()
+    }
+}
+
+impl<R: RecordRepo + 'static> ConflictResolver for Conflicts<R> {
+    fn resolve<'a>(
+        &'a self,
+        kind: Kind,
+        name: &'a Name,
+        resolution: Resolution,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ReconcileError>> + Send + 'a>> {
+        let (context, view) = (&self.context, &self.view);
+        Box::pin(async move {
+            match kind {
+                Kind::Infra => {
+                    resolve_conflict::<InfraSpec, R>(context, view, name, resolution).await
+                }
+                Kind::EphemeralInfra => {
+                    resolve_conflict::<EphemeralInfraSpec, R>(context, view, name, resolution).await
+                }
+                other => Err(ReconcileError::Invalid(format!(
+                    "a {other:?} is not a deployment; only deployments have conflicts"
+                ))),
+            }
+        })
+    }
 }
 
 impl Engine {
@@ -73,6 +121,10 @@ impl Engine {
         let context = Context::new(Arc::clone(&store), Arc::clone(&repo), Arc::clone(&clock));
         let view = Arc::new(RemoteView::new(Arc::clone(&repo), config.remote_max_age));
         let index = IndexWriter::new(repo, Arc::clone(&view), clock);
+        let conflicts = Arc::new(Conflicts {
+            context: context.clone(),
+            view: Arc::clone(&view),
+        });
         let settings = config.controllers;
         let controllers = vec![
             Controller::spawn_with_resync(
@@ -131,7 +183,25 @@ impl Engine {
             tokio::spawn(index.run()),
             tokio::spawn(route(store, watch, triggers)),
         ];
-        Self { controllers, tasks }
+        Self {
+            controllers,
+            tasks,
+            conflicts,
+        }
+    }
+
+    /// Applies the owner's answer to the conflict of the deployment `kind`/`name`, then runs
+    /// its reconcile, which writes the record (keep local) or applies it here (take record).
+    /// Refused, changing nothing, when the deployment is not in conflict.
+    pub async fn resolve_conflict(
+        &self,
+        kind: Kind,
+        name: &Name,
+        resolution: Resolution,
+    ) -> Result<(), ReconcileError> {
+        self.conflicts.resolve(kind, name, resolution).await?;
+        self.schedule(&ObjectKey::new(kind, name.clone()));
+        Ok(())
     }
 
     /// What the controller of `kind` knows about `name`: last action, error, next run.

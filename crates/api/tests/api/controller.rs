@@ -51,7 +51,7 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
         .await
         .unwrap();
     eventually("the edit is pulled", async || {
-        let object = infra(&controller, "alpha")?;
+        let object = infra(controller.store(), "alpha")?;
         (object.spec.description.as_deref() == Some("alpha edited on another device")).then_some(())
     })
     .await;
@@ -59,7 +59,7 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
     delete_infra(&controller, "beta");
     eventually(
         "the deleted deployment goes after its final write",
-        async || infra(&controller, "beta").is_none().then_some(()),
+        async || infra(controller.store(), "beta").is_none().then_some(()),
     )
     .await;
     let ended = public_record(pds_url, &account.did, "beta")
@@ -133,7 +133,7 @@ async fn two_devices_on_one_account_share_the_index_and_follow_each_others_deplo
     assert_eq!(deduped, live, "no entry twice");
 
     let followed = eventually("the desktop follows the laptop's deployment", async || {
-        infra(&desktop, "laptop-0").filter(|object| object.spec.description.is_some())
+        infra(desktop.store(), "laptop-0").filter(|object| object.spec.description.is_some())
     })
     .await;
     assert!(
@@ -144,13 +144,13 @@ async fn two_devices_on_one_account_share_the_index_and_follow_each_others_deplo
     );
     assert_eq!(followed.spec.description.as_deref(), Some("laptop-0 v1"));
 
-    edit_infra(&desktop, "laptop-0", |spec| {
+    edit_infra(desktop.store(), "laptop-0", |spec| {
         spec.description = Some("edited on the desktop".into());
     });
     eventually(
         "the laptop, the writer, pulls the desktop's edit",
         async || {
-            let object = infra(&laptop, "laptop-0")?;
+            let object = infra(laptop.store(), "laptop-0")?;
             (object.spec.description.as_deref() == Some("edited on the desktop")).then_some(())
         },
     )

@@ -4,6 +4,7 @@
 // Test helpers fail their test by panicking, as the tests themselves do.
 #![allow(clippy::unwrap_used)]
 
+mod conflict;
 mod controller;
 mod offline;
 mod session;

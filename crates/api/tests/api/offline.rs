@@ -2,10 +2,15 @@
 //! again on its own data: what the owner does meanwhile is kept, says it waits to sync, and
 //! reaches the repo once it is back, with one write each and no duplicate record.
 
+use std::time::Duration;
+
+use swdesk_api::activity::Activity;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
 use swdesk_controller::kinds::deployment::{OFFLINE, SYNCED, WAITING_TO_SYNC};
-use swdesk_core::object::ConditionStatus;
+use swdesk_core::infra::InfraSpec;
+use swdesk_core::name::Name;
+use swdesk_core::object::{ConditionStatus, Kind};
 use swdesk_core::repo::counted::Counted;
 use swdesk_devnet::{SandboxPds, Storage};
 
@@ -26,7 +31,7 @@ fn sync_state(
     controller: &AccountController,
     name: &str,
 ) -> Option<(ConditionStatus, String, String)> {
-    let object = infra(controller, name)?;
+    let object = infra(controller.store(), name)?;
     let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
     Some((synced.status, synced.reason.clone(), synced.message.clone()))
 }
@@ -66,8 +71,9 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
     })
     .await;
 
+    let mut activity = controller.activity();
     pds.stop().await.unwrap();
-    edit_infra(&controller, "alpha", |spec| {
+    edit_infra(controller.store(), "alpha", |spec| {
         spec.description = Some("alpha v2, edited offline".into());
     });
     create_infra(&controller, "beta", "beta v1, made offline");
@@ -76,12 +82,42 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
         (waits_to_sync(&controller, "alpha") && waits_to_sync(&controller, "beta")).then_some(())
     })
     .await;
+    let beta = controller
+        .sync_view::<InfraSpec>(&Name::parse("beta").unwrap())
+        .await
+        .unwrap()
+        .expect("beta is there");
+    assert_eq!(beta.synced, Some(false));
     assert!(
-        infra(&controller, "gamma").is_some(),
+        beta.last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("repo")),
+        "{beta:?}"
+    );
+    assert!(
+        beta.failures >= 1 && beta.next_run_in.is_some(),
+        "a retry is planned: {beta:?}"
+    );
+    let beta_failed = async {
+        while let Some(event) = activity.recv().await {
+            if event.name.as_deref() == Some("beta")
+                && matches!(event.what, Activity::Failed { .. })
+            {
+                return event;
+            }
+        }
+        panic!("the activity stream ended");
+    };
+    let failed = tokio::time::timeout(Duration::from_secs(60), beta_failed)
+        .await
+        .expect("the Activity stream shows beta's failed run");
+    assert_eq!(failed.kind, Kind::Infra);
+    assert!(
+        infra(controller.store(), "gamma").is_some(),
         "a deletion waits for its final write"
     );
     assert_eq!(
-        infra(&controller, "alpha")
+        infra(controller.store(), "alpha")
             .unwrap()
             .spec
             .description
@@ -102,7 +138,8 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
     eventually("every deployment is back in sync", async || {
         let in_sync =
             |name| sync_state(&controller, name).is_some_and(|s| s.0 == ConditionStatus::True);
-        (in_sync("alpha") && in_sync("beta") && infra(&controller, "gamma").is_none()).then_some(())
+        (in_sync("alpha") && in_sync("beta") && infra(controller.store(), "gamma").is_none())
+            .then_some(())
     })
     .await;
     let alpha = public_record(&pds_url, &account.did, "alpha")

@@ -12,7 +12,7 @@ use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
 use swdesk_core::timestamp::Clock;
-use swdesk_store::{ObjectOf, StoreError};
+use swdesk_store::{ObjectOf, Store, StoreError};
 
 pub const INFRA: &str = "computer.socialweb.infra";
 
@@ -105,12 +105,9 @@ pub fn create_infra(controller: &AccountController, name: &str, description: &st
     controller.store().create::<InfraSpec>(&object).unwrap();
 }
 
-/// The Infra `name` in the controller's store, if there is one.
-pub fn infra(controller: &AccountController, name: &str) -> Option<ObjectOf<InfraSpec>> {
-    controller
-        .store()
-        .get::<InfraSpec>(&Name::parse(name).ok()?)
-        .ok()?
+/// The Infra `name` in `store`, if there is one.
+pub fn infra(store: &Store, name: &str) -> Option<ObjectOf<InfraSpec>> {
+    store.get::<InfraSpec>(&Name::parse(name).ok()?).ok()?
 }
 
 /// Deletes the Infra `name` as the owner would (the controller ends it).
@@ -122,11 +119,11 @@ pub fn delete_infra(controller: &AccountController, name: &str) {
 
 /// Edits the Infra `name`'s spec as the owner would, again when the controller wrote its
 /// status in between.
-pub fn edit_infra(controller: &AccountController, name: &str, edit: impl Fn(&mut InfraSpec)) {
+pub fn edit_infra(store: &Store, name: &str, edit: impl Fn(&mut InfraSpec)) {
     loop {
-        let mut object = infra(controller, name).expect("the deployment exists");
+        let mut object = infra(store, name).expect("the deployment exists");
         edit(&mut object.spec);
-        match controller.store().replace::<InfraSpec>(&object) {
+        match store.replace::<InfraSpec>(&object) {
             Err(StoreError::Conflict { .. }) => continue,
             result => return drop(result.unwrap()),
         }

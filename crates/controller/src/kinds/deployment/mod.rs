@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::declaration::Declaration;
+use swdesk_core::declaration::{Declaration, record_problems};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
 use swdesk_core::object::{Condition, ConditionStatus, Metadata, Object};
 use swdesk_core::progress::{self, Changes, Write};
@@ -126,7 +126,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             Ok(Ok(observed)) => observed,
             Ok(Err(problems)) => {
                 let message = format!(
-                    "the record in the repo cannot be read ({problems}); nothing is written over it"
+                    "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
                 );
                 set_synced(
                     D::status_mut(&mut status),
@@ -170,11 +170,11 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .await?;
         let facts = match remote
             .as_ref()
-            .map(|record| D::read(&record.value))
+            .map(|record| read_valid::<D>(&record.value))
             .transpose()
         {
             Ok(facts) => facts,
-            Err(error) => return Ok(Err(error.to_string())),
+            Err(problems) => return Ok(Err(problems)),
         };
         Ok(Ok(Observed {
             rkey,
@@ -686,6 +686,17 @@ fn child_written(child: &AtprotoRecordObject) -> bool {
 fn declaration_differs<D: Deployment>(written: Option<&Value>, wanted: &Value) -> bool {
     let hash = |value: &Value| D::read(value).ok().map(|facts| facts.hash);
     written.is_none_or(|written| hash(written) != hash(wanted))
+}
+
+/// The facts of a record of the repo, or every problem that keeps it from being read (its
+/// lexicon's and the semantic rules', joined).
+fn read_valid<D: Deployment>(value: &Value) -> Result<RecordFacts, String> {
+    let problems = record_problems(D::DEPLOYMENT, value);
+    if !problems.is_empty() {
+        let described: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(described.join("; "));
+    }
+    D::read(value).map_err(|error| error.to_string())
 }
 
 /// How publishing stands, for the `Synced` condition: the record holds this declaration

@@ -1,0 +1,219 @@
+//! What the controller shows of itself to the window: for one deployment, how it stands with
+//! its record and the runtime ([`SyncView`]: the last sync outcome, the last write, the next
+//! retry, the last error); and for the Activity view, one stream of every reconcile as it
+//! starts, ends or fails ([`ActivityEvent`]), merged from every kind's controller.
+//!
+//! Invariants: nothing here changes the store or the runtime; an error reaches the window as
+//! its text only; events carry wall-clock times taken when they are received (the runtime
+//! measures durations, not dates); a receiver that falls behind loses events, never the
+//! controller's time.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use swdesk_controller::kinds::deployment::{Deployment, SYNCED, child_name};
+use swdesk_controller::runtime::{Action, KeyStatus, RuntimeEvent};
+use swdesk_controller::{Engine, SystemClock};
+use swdesk_core::object::{ConditionStatus, Kind};
+use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec};
+use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_store::{ObjectOf, Store, StoreError};
+use tokio::sync::{broadcast, mpsc};
+
+/// How many activity events may wait for the window before the oldest are dropped.
+const ACTIVITY_BACKLOG: usize = 512;
+
+/// How one deployment stands with its record and with the controller's runtime.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncView {
+    /// Whether the record holds this declaration (the `Synced` condition).
+    pub synced: Option<bool>,
+    /// The last sync outcome (`Published`, `Pulled`, `Publishing`, `WaitingToSync`, `Offline`,
+    /// `Conflict`, `RecordInvalid`, `RecordEnded`...).
+    pub last_sync: Option<String>,
+    /// What the outcome means, in words.
+    pub message: Option<String>,
+    /// When the record was last written from here.
+    pub last_write_at: Option<Timestamp>,
+    /// Why the last write failed, if it did.
+    pub last_write_error: Option<String>,
+    /// Whether a reconcile of the deployment runs now.
+    pub running: bool,
+    /// When the controller looks at it again on its own (a retry or a planned write).
+    pub next_run_in: Option<Duration>,
+    /// The last reconcile's error.
+    pub last_error: Option<String>,
+    /// Consecutive failed reconciles.
+    pub failures: u32,
+}
+
+impl SyncView {
+    /// The view of `object`, with its record's writer `child` and the runtime's `status` of it.
+    pub fn of<D: Deployment>(
+        object: &ObjectOf<D>,
+        child: Option<&AtprotoRecordObject>,
+        runtime: Option<&KeyStatus>,
+    ) -> Self {
+        let mut view = Self::default();
+        let status = D::status(&object.status);
+        if let Some(synced) = status.conditions.iter().find(|c| c.kind == SYNCED) {
+            view.synced = Some(synced.status == ConditionStatus::True);
+            view.last_sync = Some(synced.reason.clone());
+            view.message = Some(synced.message.clone()).filter(|message| !message.is_empty());
+        }
+        if let Some(child) = child {
+            view.last_write_at = child.status.last_write_at;
+            view.last_write_error = child.status.error.clone();
+        }
+        if let Some(runtime) = runtime {
+            view.running = runtime.running;
+            view.next_run_in = runtime
+                .next_run
+                .map(|at| at.saturating_duration_since(tokio::time::Instant::now()));
+            view.last_error = runtime.last_error.clone();
+            view.failures = runtime.failures;
+        }
+        view
+    }
+}
+
+/// The AtprotoRecord that writes `object`'s record, if there is one.
+pub fn child_record<D: Deployment>(
+    store: &Store,
+    object: &ObjectOf<D>,
+) -> Result<Option<AtprotoRecordObject>, StoreError> {
+    match child_name::<D>(&object.metadata) {
+        Ok(name) => store.get::<AtprotoRecordSpec>(&name),
+        Err(_) => Ok(None),
+    }
+}
+
+/// One step of the controller, for the Activity view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivityEvent {
+    /// When it was seen.
+    pub at: Timestamp,
+    /// The kind of object (or of the resync).
+    pub kind: Kind,
+    /// The object, when the step is about one.
+    pub name: Option<String>,
+    /// What happened.
+    pub what: Activity,
+}
+
+/// What happened in one [`ActivityEvent`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum Activity {
+    /// A reconcile started.
+    Started,
+    /// A reconcile succeeded; it runs again after `nextIn` unless something changes first.
+    Finished {
+        /// When it runs again on its own.
+        next_in: Option<Duration>,
+    },
+    /// A reconcile failed; it is retried after `retryIn`.
+    Failed {
+        /// The error's text.
+        error: String,
+        /// Consecutive failures.
+        failures: u32,
+        /// When it is retried.
+        retry_in: Option<Duration>,
+    },
+    /// A reconcile outlasted the shutdown and was stopped.
+    CutOff,
+    /// Every object of the kind was looked at again.
+    Resynced {
+        /// How many.
+        objects: usize,
+    },
+    /// The periodic look could not list the objects.
+    ResyncFailed {
+        /// Why.
+        error: String,
+    },
+}
+
+impl ActivityEvent {
+    /// The event for `event`, seen at `at`.
+    pub fn from_runtime(event: RuntimeEvent, at: Timestamp) -> Self {
+        let (kind, name, what) = match event {
+            RuntimeEvent::Started { key, .. } => (key.kind, Some(key.name), Activity::Started),
+            RuntimeEvent::Finished { key, action, .. } => (
+                key.kind,
+                Some(key.name),
+                Activity::Finished {
+                    next_in: delay(action),
+                },
+            ),
+            RuntimeEvent::Failed {
+                key,
+                error,
+                failures,
+                retry,
+                ..
+            } => (
+                key.kind,
+                Some(key.name),
+                Activity::Failed {
+                    error,
+                    failures,
+                    retry_in: delay(retry),
+                },
+            ),
+            RuntimeEvent::CutOff { key } => (key.kind, Some(key.name), Activity::CutOff),
+            RuntimeEvent::Resynced { kind, keys } => {
+                (kind, None, Activity::Resynced { objects: keys })
+            }
+            RuntimeEvent::ResyncFailed { kind, error } => {
+                (kind, None, Activity::ResyncFailed { error })
+            }
+        };
+        Self {
+            at,
+            kind,
+            name: name.map(|name| name.to_string()),
+            what,
+        }
+    }
+}
+
+fn delay(action: Action) -> Option<Duration> {
+    match action {
+        Action::RequeueAfter(delay) => Some(delay),
+        Action::AwaitChange => None,
+    }
+}
+
+/// Every kind's events merged into one stream, stamped as they arrive; it ends when the
+/// engine stops. A window that falls behind loses the oldest events, never blocks the engine.
+pub fn follow(engine: &Engine) -> mpsc::Receiver<ActivityEvent> {
+    let (sender, receiver) = mpsc::channel(ACTIVITY_BACKLOG);
+    for events in engine.events() {
+        tokio::spawn(forward(events, sender.clone()));
+    }
+    receiver
+}
+
+async fn forward(
+    mut events: broadcast::Receiver<RuntimeEvent>,
+    sender: mpsc::Sender<ActivityEvent>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                let stamped = ActivityEvent::from_runtime(event, SystemClock.now());
+                if sender.send(stamped).await.is_err() {
+                    return;
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "the activity stream fell behind the controller");
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}

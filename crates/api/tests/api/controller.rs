@@ -13,7 +13,7 @@ use swdesk_core::rkey::Rkey;
 use crate::session::{network, signed_in};
 use crate::support::{
     INFRA, create_infra, delete_infra, edit_infra, eventually, index_rkeys, infra, public_record,
-    quick_engine,
+    public_rkeys, quick_engine,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,5 +157,42 @@ async fn two_devices_on_one_account_share_the_index_and_follow_each_others_deplo
     .await;
     laptop.stop().await;
     desktop.stop().await;
+    signed.sign_out().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_fifty_six_deployments_are_published_each_once_with_the_index() {
+    const COUNT: usize = 256;
+    let (pds, network, store) = network("many").await;
+    let pds_url = &pds.info().pds_url;
+    let account = pds.create_account("many").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let data = tempfile::tempdir().unwrap();
+    let controller = AccountController::start(data.path(), agent, resolver, quick_engine())
+        .await
+        .unwrap();
+    let names: Vec<String> = (0..COUNT).map(|n| format!("d{n:03}")).collect();
+    for name in &names {
+        create_infra(&controller, name, &format!("{name} v1"));
+    }
+    let index = eventually("the index lists all of them", async || {
+        let index = public_record(pds_url, &account.did, "self").await?;
+        (index_rkeys(&index, "live").len() >= COUNT).then_some(index)
+    })
+    .await;
+    assert_eq!(index_rkeys(&index, "live"), names, "each once, no other");
+    let mut expected = names.clone();
+    expected.push("self".to_owned());
+    assert_eq!(
+        public_rkeys(pds_url, &account.did).await,
+        expected,
+        "one record each"
+    );
+    for name in &names {
+        let record = public_record(pds_url, &account.did, name).await.unwrap();
+        assert_eq!(record["description"], format!("{name} v1"));
+        assert_eq!(record["$type"], INFRA);
+    }
+    controller.stop().await;
     signed.sign_out().await.unwrap();
 }

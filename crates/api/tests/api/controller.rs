@@ -97,6 +97,21 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
         ["alpha", "gamma"],
         "this device's own deployments are not followed twice"
     );
+
+    create_infra(&controller, "beta", "beta, declared again");
+    let again = infra(controller.store(), "beta").unwrap();
+    let successor = format!("beta-{}", again.metadata.uid.short());
+    let record = eventually(
+        "the new beta is published under a successor key",
+        async || public_record(pds_url, &account.did, &successor).await,
+    )
+    .await;
+    assert_eq!(record["description"], "beta, declared again");
+    let ended = public_record(pds_url, &account.did, "beta").await.unwrap();
+    assert_eq!(
+        ended["status"]["phase"], "ended",
+        "the ended record is never reused"
+    );
     controller.stop().await;
     signed.sign_out().await.unwrap();
 }
@@ -152,6 +167,27 @@ async fn two_devices_on_one_account_share_the_index_and_follow_each_others_deplo
         async || {
             let object = infra(laptop.store(), "laptop-0")?;
             (object.spec.description.as_deref() == Some("edited on the desktop")).then_some(())
+        },
+    )
+    .await;
+
+    // Each device ends one of its own at the same moment: the index keeps every entry once.
+    delete_infra(&laptop, "laptop-1");
+    delete_infra(&desktop, "desktop-1");
+    eventually("both endings reach the index", async || {
+        let index = public_record(pds_url, &account.did, "self").await?;
+        let settled = index_rkeys(&index, "live")
+            == ["desktop-0", "desktop-2", "laptop-0", "laptop-2"]
+            && index_rkeys(&index, "recentEnded") == ["desktop-1", "laptop-1"];
+        settled.then_some(())
+    })
+    .await;
+    eventually(
+        "each device lets go of the other's ended deployment",
+        async || {
+            (infra(desktop.store(), "laptop-1").is_none()
+                && infra(laptop.store(), "desktop-1").is_none())
+            .then_some(())
         },
     )
     .await;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use swdesk_controller::kinds::deployment::{Deployment, SYNCED, child_name};
 use swdesk_controller::runtime::{Action, KeyStatus, RuntimeEvent};
 use swdesk_controller::{Engine, SystemClock};
-use swdesk_core::object::{ConditionStatus, Kind};
+use swdesk_core::object::ConditionStatus;
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec};
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_store::{ObjectOf, Store, StoreError};
@@ -25,6 +25,7 @@ const ACTIVITY_BACKLOG: usize = 512;
 
 /// How one deployment stands with its record and with the controller's runtime.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncView {
     /// Whether the record holds this declaration (the `Synced` condition).
@@ -34,14 +35,15 @@ pub struct SyncView {
     pub last_sync: Option<String>,
     /// What the outcome means, in words.
     pub message: Option<String>,
-    /// When the record was last written from here.
-    pub last_write_at: Option<Timestamp>,
+    /// When the record was last written from here (RFC 3339).
+    pub last_write_at: Option<String>,
     /// Why the last write failed, if it did.
     pub last_write_error: Option<String>,
     /// Whether a reconcile of the deployment runs now.
     pub running: bool,
-    /// When the controller looks at it again on its own (a retry or a planned write).
-    pub next_run_in: Option<Duration>,
+    /// In how many milliseconds the controller looks at it again on its own (a retry or a
+    /// planned write).
+    pub next_run_in_ms: Option<u64>,
     /// The last reconcile's error.
     pub last_error: Option<String>,
     /// Consecutive failed reconciles.
@@ -63,14 +65,14 @@ impl SyncView {
             view.message = Some(synced.message.clone()).filter(|message| !message.is_empty());
         }
         if let Some(child) = child {
-            view.last_write_at = child.status.last_write_at;
+            view.last_write_at = child.status.last_write_at.map(Timestamp::to_rfc3339);
             view.last_write_error = child.status.error.clone();
         }
         if let Some(runtime) = runtime {
             view.running = runtime.running;
-            view.next_run_in = runtime
+            view.next_run_in_ms = runtime
                 .next_run
-                .map(|at| at.saturating_duration_since(tokio::time::Instant::now()));
+                .map(|at| millis(at.saturating_duration_since(tokio::time::Instant::now())));
             view.last_error = runtime.last_error.clone();
             view.failures = runtime.failures;
         }
@@ -91,12 +93,13 @@ pub fn child_record<D: Deployment>(
 
 /// One step of the controller, for the Activity view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityEvent {
-    /// When it was seen.
-    pub at: Timestamp,
-    /// The kind of object (or of the resync).
-    pub kind: Kind,
+    /// When it was seen (RFC 3339).
+    pub at: String,
+    /// The kind of object (or of the resync): `Infra`, `AtprotoRecord`, ...
+    pub kind: String,
     /// The object, when the step is about one.
     pub name: Option<String>,
     /// What happened.
@@ -105,23 +108,26 @@ pub struct ActivityEvent {
 
 /// What happened in one [`ActivityEvent`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase", tag = "type")]
 pub enum Activity {
     /// A reconcile started.
     Started,
-    /// A reconcile succeeded; it runs again after `nextIn` unless something changes first.
+    /// A reconcile succeeded; it runs again after `nextInMs` unless something changes first.
+    #[serde(rename_all = "camelCase")]
     Finished {
-        /// When it runs again on its own.
-        next_in: Option<Duration>,
+        /// In how many milliseconds it runs again on its own.
+        next_in_ms: Option<u64>,
     },
-    /// A reconcile failed; it is retried after `retryIn`.
+    /// A reconcile failed; it is retried after `retryInMs`.
+    #[serde(rename_all = "camelCase")]
     Failed {
         /// The error's text.
         error: String,
         /// Consecutive failures.
         failures: u32,
-        /// When it is retried.
-        retry_in: Option<Duration>,
+        /// In how many milliseconds it is retried.
+        retry_in_ms: Option<u64>,
     },
     /// A reconcile outlasted the shutdown and was stopped.
     CutOff,
@@ -146,7 +152,7 @@ impl ActivityEvent {
                 key.kind,
                 Some(key.name),
                 Activity::Finished {
-                    next_in: delay(action),
+                    next_in_ms: delay(action),
                 },
             ),
             RuntimeEvent::Failed {
@@ -161,7 +167,7 @@ impl ActivityEvent {
                 Activity::Failed {
                     error,
                     failures,
-                    retry_in: delay(retry),
+                    retry_in_ms: delay(retry),
                 },
             ),
             RuntimeEvent::CutOff { key } => (key.kind, Some(key.name), Activity::CutOff),
@@ -173,19 +179,23 @@ impl ActivityEvent {
             }
         };
         Self {
-            at,
-            kind,
+            at: at.to_rfc3339(),
+            kind: format!("{kind:?}"),
             name: name.map(|name| name.to_string()),
             what,
         }
     }
 }
 
-fn delay(action: Action) -> Option<Duration> {
+fn delay(action: Action) -> Option<u64> {
     match action {
-        Action::RequeueAfter(delay) => Some(delay),
+        Action::RequeueAfter(delay) => Some(millis(delay)),
         Action::AwaitChange => None,
     }
+}
+
+fn millis(span: Duration) -> u64 {
+    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Every kind's events merged into one stream, stamped as they arrive; it ends when the

@@ -27,6 +27,7 @@ use swdesk_core::timestamp::Clock;
 use swdesk_store::{Resource, Store, StoreError};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
+use crate::deployments::{self, DeploymentChange};
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -64,6 +65,16 @@ pub struct AccountController {
     did: String,
     store: Arc<Store>,
     engine: Engine,
+    forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+/// What the window hears from the account's controller, as it happens.
+#[derive(Debug, Clone)]
+pub enum LiveEvent {
+    /// A deployment changed in the store.
+    Deployment(DeploymentChange),
+    /// A step of the controller.
+    Activity(ActivityEvent),
 }
 
 impl AccountController {
@@ -96,7 +107,12 @@ impl AccountController {
             config,
         );
         tracing::info!(%did, "the controller runs");
-        Ok(Self { did, store, engine })
+        Ok(Self {
+            did,
+            store,
+            engine,
+            forwarders: std::sync::Mutex::default(),
+        })
     }
 
     /// The account the controller runs for.
@@ -142,6 +158,34 @@ impl AccountController {
         )))
     }
 
+    /// Runs `read` on the store off the async executor.
+    pub async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Store) -> T + Send + 'static,
+    ) -> Result<T, ControllerError> {
+        let store = Arc::clone(&self.store);
+        tokio::task::spawn_blocking(move || read(&store))
+            .await
+            .map_err(|error| ControllerError::Read(error.to_string()))
+    }
+
+    /// Sends every deployment change and every controller step to `sender` until the
+    /// controller stops.
+    pub fn forward(&self, sender: &tokio::sync::broadcast::Sender<LiveEvent>) {
+        let mut activity = self.activity();
+        let to_window = sender.clone();
+        let steps = tokio::spawn(async move {
+            while let Some(event) = activity.recv().await {
+                let _no_window = to_window.send(LiveEvent::Activity(event));
+            }
+        });
+        let changes = tokio::spawn(forward_changes(Arc::clone(&self.store), sender.clone()));
+        self.forwarders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend([steps, changes]);
+    }
+
     /// Every step of the controller as it happens, for the Activity view.
     pub fn activity(&self) -> tokio::sync::mpsc::Receiver<ActivityEvent> {
         activity::follow(&self.engine)
@@ -159,8 +203,44 @@ impl AccountController {
 
     /// Stops the engine; the store stays on disk.
     pub async fn stop(self) {
+        for forwarder in self
+            .forwarders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..)
+        {
+            forwarder.abort();
+        }
         self.engine.shutdown(STOP_GRACE).await;
         tracing::info!(did = %self.did, "the controller stopped");
+    }
+}
+
+/// Turns every committed change of a deployment into its row, for the window.
+async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Sender<LiveEvent>) {
+    let mut watch = store.watch();
+    loop {
+        let event = match watch.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "the window's change stream fell behind the store");
+                continue;
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(kind) = deployments::deployment_kind(event.kind) else {
+            continue;
+        };
+        let reader = Arc::clone(&store);
+        let read =
+            tokio::task::spawn_blocking(move || deployments::change(&reader, kind, &event.name));
+        match read.await {
+            Ok(Ok(change)) => {
+                let _no_window = sender.send(LiveEvent::Deployment(change));
+            }
+            Ok(Err(error)) => tracing::warn!(%error, "a changed deployment could not be read"),
+            Err(error) => tracing::warn!(%error, "reading a changed deployment stopped"),
+        }
     }
 }
 

@@ -2,6 +2,9 @@
 //! controller of the signed-in account, started when someone is signed in (at sign-in, or when
 //! the session is restored at start) and stopped at sign-out.
 //!
+//! The deployment calls of the window go to the running controller's store
+//! ([`crate::deployments`]); its changes and steps reach [`Desk::live`] subscribers.
+//!
 //! Invariants: at most one controller runs, for the account signed in; signing out stops it
 //! before the session goes; a controller that cannot start leaves the owner signed in and says
 //! why (the deployments wait, nothing is lost).
@@ -9,12 +12,23 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde_json::Value;
+use swdesk_controller::SystemClock;
+use swdesk_controller::kinds::deployment::Resolution;
+use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
+use swdesk_core::name::Name;
+use swdesk_core::timestamp::Clock;
+use swdesk_store::{Store, StoreError};
+use tokio::sync::broadcast;
+
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Account, Browser};
 use swdesk_controller::EngineConfig;
 use tokio::sync::Mutex;
 
-use crate::controller::AccountController;
+use crate::activity::SyncView;
+use crate::controller::{AccountController, ControllerError, LiveEvent};
+use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::network::Network;
 use crate::session::{SessionError, SessionView, Sessions};
 
@@ -25,6 +39,39 @@ pub struct Desk {
     data_dir: PathBuf,
     controller: Mutex<Option<AccountController>>,
     controller_error: std::sync::Mutex<Option<String>>,
+    live: broadcast::Sender<LiveEvent>,
+}
+
+/// How many live events may wait for a slow window before the oldest are dropped.
+const LIVE_BACKLOG: usize = 1024;
+
+/// Why a deployment call was not carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum DeskError {
+    /// Nobody is signed in: there is no account's store to show.
+    #[error("sign in to see and change your deployments")]
+    SignedOut,
+    /// The controller could not start or read its store.
+    #[error(transparent)]
+    Controller(#[from] ControllerError),
+    /// The owner's intent was refused; nothing changed.
+    #[error(transparent)]
+    Intent(#[from] IntentError),
+    /// A conflict answer was refused (there is no conflict now, or the repo cannot be read).
+    #[error("{0}")]
+    Resolve(String),
+}
+
+impl DeskError {
+    /// A stable code for the window to branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::SignedOut => "signed-out",
+            Self::Controller(_) => "controller",
+            Self::Intent(intent) => intent.code(),
+            Self::Resolve(_) => "resolve",
+        }
+    }
 }
 
 impl Desk {
@@ -40,7 +87,105 @@ impl Desk {
             data_dir,
             controller: Mutex::new(None),
             controller_error: std::sync::Mutex::new(None),
+            live: broadcast::channel(LIVE_BACKLOG).0,
         }
+    }
+
+    /// Every deployment change and controller step, of whichever account is signed in.
+    pub fn live(&self) -> broadcast::Receiver<LiveEvent> {
+        self.live.subscribe()
+    }
+
+    /// Every deployment of the signed-in account.
+    pub async fn deployments(&self) -> Result<Vec<DeploymentRow>, DeskError> {
+        self.read(deployments::rows).await
+    }
+
+    /// One deployment, with what the controller knows of it.
+    pub async fn deployment(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+    ) -> Result<Option<(DeploymentDetail, Option<SyncView>)>, DeskError> {
+        let running = self.controller.lock().await;
+        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        let lookup = name.clone();
+        let detail = controller
+            .read(move |store| deployments::detail(store, kind, &lookup))
+            .await?
+            .map_err(store_error)?;
+        let Some(detail) = detail else {
+            return Ok(None);
+        };
+        let sync = match kind {
+            DeploymentKind::Infra => controller.sync_view::<InfraSpec>(name).await?,
+            DeploymentKind::EphemeralInfra => {
+                controller.sync_view::<EphemeralInfraSpec>(name).await?
+            }
+        };
+        Ok(Some((detail, sync)))
+    }
+
+    /// Creates or edits a deployment from its declaration; refused whole with every problem.
+    pub async fn declare(&self, declaration: Value) -> Result<DeploymentRow, DeskError> {
+        let now = SystemClock.now();
+        self.intent(move |store| deployments::declare(store, &declaration, now))
+            .await
+    }
+
+    /// Stages, requests or releases one contract of a deployment.
+    pub async fn set_contract(
+        &self,
+        kind: DeploymentKind,
+        name: Name,
+        contract: String,
+        intent: ContractIntent,
+    ) -> Result<(), DeskError> {
+        let now = SystemClock.now();
+        self.intent(move |store| {
+            deployments::set_contract(store, kind, &name, &contract, intent, now)
+        })
+        .await
+    }
+
+    /// Ends a deployment: its contracts are released, its record stays, ended.
+    pub async fn end(&self, kind: DeploymentKind, name: Name) -> Result<(), DeskError> {
+        let now = SystemClock.now();
+        self.intent(move |store| deployments::end(store, kind, &name, now))
+            .await
+    }
+
+    /// The owner's answer to a deployment's conflict.
+    pub async fn resolve_conflict(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+        resolution: Resolution,
+    ) -> Result<(), DeskError> {
+        let running = self.controller.lock().await;
+        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        controller
+            .resolve_conflict(kind.kind(), name, resolution)
+            .await
+            .map_err(|error| DeskError::Resolve(error.to_string()))
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, DeskError> {
+        let running = self.controller.lock().await;
+        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        controller.read(read).await?.map_err(store_error)
+    }
+
+    async fn intent<T: Send + 'static>(
+        &self,
+        intent: impl FnOnce(&Store) -> Result<T, IntentError> + Send + 'static,
+    ) -> Result<T, DeskError> {
+        let running = self.controller.lock().await;
+        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        Ok(controller.read(intent).await??)
     }
 
     /// The sessions of the network.
@@ -108,6 +253,7 @@ impl Desk {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match started {
             Ok(controller) => {
+                controller.forward(&self.live);
                 *running = Some(controller);
                 *error = None;
             }
@@ -117,4 +263,8 @@ impl Desk {
             }
         }
     }
+}
+
+fn store_error(error: StoreError) -> DeskError {
+    DeskError::Intent(IntentError::Store(error))
 }

@@ -11,6 +11,7 @@
 
 pub mod activity;
 pub mod controller;
+pub mod deployments;
 pub mod desk;
 pub mod network;
 pub mod session;

@@ -179,7 +179,7 @@ async fn a_record_that_does_not_validate_shows_its_problems_and_is_never_written
         // Three more runs of the deployment (its edit, then resyncs) leave the record alone.
         loop {
             let event = activity.recv().await.unwrap();
-            let web = event.name.as_deref() == Some("web") && event.kind == Kind::Infra;
+            let web = event.name.as_deref() == Some("web") && event.kind == "Infra";
             if web && !matches!(event.what, swdesk_api::activity::Activity::Started) {
                 break;
             }

@@ -6,6 +6,7 @@
 
 mod conflict;
 mod controller;
+mod deployments;
 mod offline;
 mod session;
 mod support;

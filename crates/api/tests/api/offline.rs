@@ -10,7 +10,7 @@ use swdesk_atproto::PdsRepo;
 use swdesk_controller::kinds::deployment::{OFFLINE, SYNCED, WAITING_TO_SYNC};
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::name::Name;
-use swdesk_core::object::{ConditionStatus, Kind};
+use swdesk_core::object::ConditionStatus;
 use swdesk_core::repo::counted::Counted;
 use swdesk_devnet::{SandboxPds, Storage};
 
@@ -95,7 +95,7 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
         "{beta:?}"
     );
     assert!(
-        beta.failures >= 1 && beta.next_run_in.is_some(),
+        beta.failures >= 1 && beta.next_run_in_ms.is_some(),
         "a retry is planned: {beta:?}"
     );
     let beta_failed = async {
@@ -111,7 +111,7 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
     let failed = tokio::time::timeout(Duration::from_secs(60), beta_failed)
         .await
         .expect("the Activity stream shows beta's failed run");
-    assert_eq!(failed.kind, Kind::Infra);
+    assert_eq!(failed.kind, "Infra");
     assert!(
         infra(controller.store(), "gamma").is_some(),
         "a deletion waits for its final write"

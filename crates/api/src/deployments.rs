@@ -1,0 +1,624 @@
+//! The deployments as the window shows them, and the owner's intents on them. Rows
+//! ([`DeploymentRow`]) for the list, a [`DeploymentDetail`] for one deployment, and the
+//! intents: declare (create or edit, refused whole with every problem), move a contract
+//! (stage, request, release, release again), end a deployment (its record stays, ended).
+//!
+//! Invariants: reading changes nothing; an intent is one compare-and-swap write of the object's
+//! spec (retried when the controller wrote the status in between), so the controller sees it
+//! as an ordinary change; a declaration with any problem writes nothing; a deployment another
+//! device writes is edited the same way, and its writer acts on the edit (the writer rule).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use swdesk_controller::kinds::deployment::{Deployment, SYNCED, is_follower};
+use swdesk_core::collection::{
+    CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
+};
+use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
+use swdesk_core::infra::{
+    ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
+};
+use swdesk_core::name::Name;
+use swdesk_core::object::{ConditionStatus, Metadata, Object};
+use swdesk_core::rollup::ObjectPhase;
+use swdesk_core::timestamp::Timestamp;
+use swdesk_lexicon::Problem;
+use swdesk_store::{ObjectOf, Resource, Store, StoreError};
+
+use crate::controller::OWN_INDEX;
+
+/// How a deployment stands with its record, in one word for the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum SyncState {
+    /// The record holds this declaration.
+    InSync,
+    /// Being written to the repo.
+    Publishing,
+    /// The record's declaration was just applied here.
+    Pulling,
+    /// Edited here and in the repo: the owner chooses.
+    Conflict,
+    /// The repo cannot be reached; changes wait here.
+    Offline,
+    /// The record in the repo does not validate; nothing is written over it.
+    Invalid,
+    /// Its contracts are being released before the final write.
+    Ending,
+    /// Final: the record says it ended.
+    Ended,
+}
+
+/// A deployment's contracts in one phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseCount {
+    /// The contract phase (`staged`, `requesting`, `deployed`, ...).
+    pub phase: String,
+    /// How many contracts are in it.
+    pub count: u32,
+}
+
+/// One deployment in the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentRow {
+    /// `Infra` or `EphemeralInfra`.
+    pub kind: String,
+    /// The object's name.
+    pub name: String,
+    /// What it is for.
+    pub description: Option<String>,
+    /// The rolled-up phase (`pending`, `staged`, `deploying`, `deployed`, ...).
+    pub phase: String,
+    /// Whether the phase waits for something (the market, a guest, a release).
+    pub waiting: bool,
+    /// Its contracts, counted by phase (phases with none left out).
+    pub contracts: Vec<PhaseCount>,
+    /// How it stands with its record.
+    pub sync: SyncState,
+    /// What the sync state means, in words, when there is more to say.
+    pub sync_message: Option<String>,
+    /// Whether this device writes it (runs its contracts); otherwise another device does, and
+    /// actions here are record edits that device acts on.
+    pub written_here: bool,
+    /// The device that writes it, as the index says, when it is another one.
+    pub writer: Option<String>,
+    /// An EphemeralInfra's end (RFC 3339).
+    pub expires_at: Option<String>,
+    /// When it ended (RFC 3339).
+    pub ended_at: Option<String>,
+    /// Its record, once bound.
+    pub record_uri: Option<String>,
+}
+
+/// One contract of a deployment, declared and observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ContractView {
+    /// The contract's name.
+    pub name: String,
+    /// What the owner asked for: `staged`, `requested` or `released`.
+    pub state: String,
+    /// When the last release was asked for (RFC 3339).
+    pub release_requested_at: Option<String>,
+    /// What it is now (`staged`, `requesting`, `deployed`, `releasing`, `released`,
+    /// `failed`); `None` until the controller has looked at it.
+    pub phase: Option<String>,
+    /// The DID of the winning bidder.
+    pub winner: Option<String>,
+    /// The receipt's at-uri.
+    pub receipt: Option<String>,
+    /// What the contract says about itself (why it waits, why it failed).
+    pub message: Option<String>,
+}
+
+/// An observed condition of a deployment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionView {
+    /// What it is about (`Synced`).
+    pub kind: String,
+    /// Whether it holds.
+    pub holds: bool,
+    /// Why, in one CamelCase word.
+    pub reason: String,
+    /// Why, in words.
+    pub message: String,
+    /// Since when (RFC 3339).
+    pub since: String,
+}
+
+/// Everything the window shows of one deployment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentDetail {
+    /// Its row.
+    pub row: DeploymentRow,
+    /// Every contract.
+    pub contracts: Vec<ContractView>,
+    /// Its conditions.
+    pub conditions: Vec<ConditionView>,
+    /// The record's cid as last bound.
+    pub record_cid: Option<String>,
+    /// The declaration as the owner edits it, pretty JSON: `{kind, metadata: {name, labels},
+    /// spec}` (the record binding left out).
+    pub declaration: String,
+    /// The local object's status, pretty JSON.
+    pub status: String,
+}
+
+/// Why an intent was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum IntentError {
+    /// The declaration has problems; nothing was written.
+    #[error("the declaration has {} problem(s); nothing was saved", .0.len())]
+    Invalid(Vec<Problem>),
+    /// There is no such deployment or contract.
+    #[error("{0}")]
+    NotFound(String),
+    /// The intent does not apply now (e.g. the deployment is ending).
+    #[error("{0}")]
+    Refused(String),
+    /// The store failed.
+    #[error("the local store: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl IntentError {
+    /// A stable code for the window to branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid(_) => "invalid",
+            Self::NotFound(_) => "not-found",
+            Self::Refused(_) => "refused",
+            Self::Store(_) => "store",
+        }
+    }
+}
+
+/// What the owner asks of one contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum ContractIntent {
+    /// Back to declared only (no request for proposals).
+    Stage,
+    /// Rent a guest: run the request-for-proposals flow.
+    Request,
+    /// Release the guest (again, when a release failed: a newer `releaseRequestedAt`).
+    Release,
+}
+
+/// Every deployment in the store, Infra and EphemeralInfra, by name.
+pub fn rows(store: &Store) -> Result<Vec<DeploymentRow>, StoreError> {
+    let writers = writers(store)?;
+    let mut rows: Vec<DeploymentRow> = store
+        .list::<InfraSpec>()?
+        .iter()
+        .map(|object| row(object, &writers))
+        .collect();
+    rows.extend(
+        store
+            .list::<EphemeralInfraSpec>()?
+            .iter()
+            .map(|object| row(object, &writers)),
+    );
+    rows.sort_by(|a, b| a.name.cmp(&b.name).then(a.kind.cmp(&b.kind)));
+    Ok(rows)
+}
+
+/// One deployment, or `None` when there is none of that kind and name.
+pub fn detail(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+) -> Result<Option<DeploymentDetail>, StoreError> {
+    let writers = writers(store)?;
+    Ok(match kind {
+        DeploymentKind::Infra => store
+            .get::<InfraSpec>(name)?
+            .map(|object| describe(&object, &writers)),
+        DeploymentKind::EphemeralInfra => store
+            .get::<EphemeralInfraSpec>(name)?
+            .map(|object| describe(&object, &writers)),
+    })
+}
+
+/// Creates the declared deployment, or replaces the declaration of the one of that name;
+/// refused whole, writing nothing, when it has any problem.
+pub fn declare(
+    store: &Store,
+    declaration: &Value,
+    now: Timestamp,
+) -> Result<DeploymentRow, IntentError> {
+    let writers = writers(store)?;
+    match parse_object(declaration).map_err(IntentError::Invalid)? {
+        DeclaredObject::Infra(declared) => {
+            let object = upsert(
+                store,
+                declared.name,
+                declared.labels,
+                declared.spec,
+                now,
+                |_, _| Vec::new(),
+            )?;
+            Ok(row(&object, &writers))
+        }
+        DeclaredObject::EphemeralInfra(declared) => {
+            let object = upsert(
+                store,
+                declared.name,
+                declared.labels,
+                declared.spec,
+                now,
+                lifetime_change_problems,
+            )?;
+            Ok(row(&object, &writers))
+        }
+    }
+}
+
+/// Moves the contract `contract` of the deployment as the owner asks.
+pub fn set_contract(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    contract: &str,
+    intent: ContractIntent,
+    now: Timestamp,
+) -> Result<(), IntentError> {
+    match kind {
+        DeploymentKind::Infra => edit::<InfraSpec>(store, name, |spec| {
+            apply_intent(spec, contract, intent, now)
+        }),
+        DeploymentKind::EphemeralInfra => edit::<EphemeralInfraSpec>(store, name, |spec| {
+            apply_intent(&mut spec.infra, contract, intent, now)
+        }),
+    }
+}
+
+/// Ends the deployment: its contracts are released, then its record gets its final write and
+/// stays, ended. A deployment another device writes cannot be ended here.
+pub fn end(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    now: Timestamp,
+) -> Result<(), IntentError> {
+    match kind {
+        DeploymentKind::Infra => end_one::<InfraSpec>(store, name, now),
+        DeploymentKind::EphemeralInfra => end_one::<EphemeralInfraSpec>(store, name, now),
+    }
+}
+
+fn end_one<D: Deployment>(store: &Store, name: &Name, now: Timestamp) -> Result<(), IntentError> {
+    let object = store
+        .get::<D>(name)?
+        .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+    if is_follower(&object) {
+        return Err(IntentError::Refused(format!(
+            "{name} is written by another device; end it there (or release its contracts here)"
+        )));
+    }
+    store.delete::<D>(name, now)?;
+    Ok(())
+}
+
+fn apply_intent(
+    spec: &mut InfraSpec,
+    contract: &str,
+    intent: ContractIntent,
+    now: Timestamp,
+) -> Result<(), IntentError> {
+    let declared = spec
+        .contracts
+        .iter_mut()
+        .find(|declared| declared.name == contract)
+        .ok_or_else(|| IntentError::NotFound(format!("there is no contract {contract}")))?;
+    match intent {
+        ContractIntent::Stage => {
+            declared.state = ContractState::Staged;
+            declared.release_requested_at = None;
+        }
+        ContractIntent::Request => {
+            declared.state = ContractState::Requested;
+            declared.release_requested_at = None;
+        }
+        ContractIntent::Release => {
+            declared.state = ContractState::Released;
+            declared.release_requested_at = Some(now.to_rfc3339());
+        }
+    }
+    Ok(())
+}
+
+/// Writes `change` into the spec of `name`, again when the object changed in between.
+fn edit<D: Deployment>(
+    store: &Store,
+    name: &Name,
+    change: impl Fn(&mut D) -> Result<(), IntentError>,
+) -> Result<(), IntentError> {
+    loop {
+        let mut object = store
+            .get::<D>(name)?
+            .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+        if object.metadata.is_deleting() || D::status(&object.status).ended_at.is_some() {
+            return Err(IntentError::Refused(format!(
+                "{name} is ending; it takes no more changes"
+            )));
+        }
+        change(&mut object.spec)?;
+        match store.replace::<D>(&object) {
+            Err(StoreError::Conflict { .. }) => continue,
+            result => return result.map(drop).map_err(IntentError::from),
+        }
+    }
+}
+
+/// Creates `name` with `spec`, or replaces the declaration of the one there (its binding and
+/// local fields kept); `refuse` names the problems of changing `old` into `new`.
+fn upsert<D>(
+    store: &Store,
+    name: Name,
+    labels: BTreeMap<String, String>,
+    spec: D,
+    now: Timestamp,
+    refuse: impl Fn(&D, &D) -> Vec<Problem>,
+) -> Result<ObjectOf<D>, IntentError>
+where
+    D: Deployment,
+    D::Status: Default,
+{
+    loop {
+        let Some(mut object) = store.get::<D>(&name)? else {
+            let uid = swdesk_controller::kinds::deployment::random_uid()
+                .map_err(|error| IntentError::Refused(error.to_string()))?;
+            let mut metadata = Metadata::new(name.clone(), uid, now);
+            metadata.labels = labels.clone();
+            let object = Object {
+                metadata,
+                spec,
+                status: D::Status::default(),
+            };
+            return Ok(store.create::<D>(&object)?);
+        };
+        let problems = refuse(&object.spec, &spec);
+        if !problems.is_empty() {
+            return Err(IntentError::Invalid(problems));
+        }
+        let mut declared = spec.clone();
+        *declared.infra_mut() = InfraSpec {
+            record: object.spec.infra().record.clone(),
+            ..declared.infra().clone()
+        };
+        object.spec = declared;
+        object.metadata.labels.extend(labels.clone());
+        match store.replace::<D>(&object) {
+            Err(StoreError::Conflict { .. }) => continue,
+            result => return Ok(result?),
+        }
+    }
+}
+
+/// The writer named by the index for each followed deployment, by name.
+fn writers(store: &Store) -> Result<BTreeMap<String, String>, StoreError> {
+    let mut writers = BTreeMap::new();
+    let Ok(own) = Name::parse(OWN_INDEX) else {
+        return Ok(writers);
+    };
+    let mut add = |status: Option<CollectionStatus>| {
+        for entry in status.map(|status| status.following).unwrap_or_default() {
+            writers.insert(entry.name, entry.writer);
+        }
+    };
+    add(store
+        .get::<InfraCollectionSpec>(&own)?
+        .map(|object| object.status));
+    add(store
+        .get::<EphemeralInfraCollectionSpec>(&own)?
+        .map(|object| object.status));
+    Ok(writers)
+}
+
+fn row<D: Deployment + RowKind>(
+    object: &ObjectOf<D>,
+    writers: &BTreeMap<String, String>,
+) -> DeploymentRow {
+    let status = D::status(&object.status);
+    let (sync, sync_message) = sync_state(object);
+    let written_here = !is_follower(object);
+    DeploymentRow {
+        kind: format!("{:?}", D::KIND),
+        name: object.metadata.name.to_string(),
+        description: object.spec.infra().description.clone(),
+        phase: text(&status.phase),
+        waiting: status.phase.is_waiting(),
+        contracts: phase_counts(status),
+        sync,
+        sync_message,
+        written_here,
+        writer: (!written_here)
+            .then(|| writers.get(object.metadata.name.as_str()).cloned())
+            .flatten(),
+        expires_at: D::expires_at_of(&object.status).map(Timestamp::to_rfc3339),
+        ended_at: status.ended_at.map(Timestamp::to_rfc3339),
+        record_uri: status.record.as_ref().map(|bound| bound.uri.to_string()),
+    }
+}
+
+fn describe<D: Deployment + RowKind>(
+    object: &ObjectOf<D>,
+    writers: &BTreeMap<String, String>,
+) -> DeploymentDetail {
+    let status = D::status(&object.status);
+    let contracts = object
+        .spec
+        .infra()
+        .contracts
+        .iter()
+        .map(|declared| {
+            let observed = status
+                .contracts
+                .iter()
+                .find(|seen| seen.name == declared.name);
+            ContractView {
+                name: declared.name.clone(),
+                state: text(&declared.state),
+                release_requested_at: declared.release_requested_at.clone(),
+                phase: observed.map(|seen| text(&seen.phase)),
+                winner: observed.and_then(|seen| seen.winner.clone()),
+                receipt: observed.and_then(|seen| seen.receipt.clone()),
+                message: observed.and_then(|seen| seen.message.clone()),
+            }
+        })
+        .collect();
+    let conditions = status
+        .conditions
+        .iter()
+        .map(|condition| ConditionView {
+            kind: condition.kind.clone(),
+            holds: condition.status == ConditionStatus::True,
+            reason: condition.reason.clone(),
+            message: condition.message.clone(),
+            since: condition.last_transition_at.to_rfc3339(),
+        })
+        .collect();
+    let mut spec = serde_json::to_value(&object.spec).unwrap_or_default();
+    if let Some(fields) = spec.as_object_mut() {
+        fields.remove("record");
+    }
+    DeploymentDetail {
+        row: row(object, writers),
+        contracts,
+        conditions,
+        record_cid: status.record.as_ref().map(|bound| bound.cid.clone()),
+        declaration: pretty(&json!({
+            "kind": format!("{:?}", D::KIND),
+            "metadata": {"name": object.metadata.name.as_str(), "labels": object.metadata.labels},
+            "spec": spec,
+        })),
+        status: pretty(&object.status),
+    }
+}
+
+fn sync_state<D: Deployment>(object: &ObjectOf<D>) -> (SyncState, Option<String>) {
+    let status = D::status(&object.status);
+    if status.ended_at.is_some() || status.phase == ObjectPhase::Ended {
+        return (SyncState::Ended, None);
+    }
+    if object.metadata.is_deleting() {
+        return (SyncState::Ending, None);
+    }
+    let Some(synced) = status.conditions.iter().find(|c| c.kind == SYNCED) else {
+        return (SyncState::Publishing, None);
+    };
+    let message = Some(synced.message.clone()).filter(|message| !message.is_empty());
+    let state = match synced.reason.as_str() {
+        "Published" | "Following" | "Pushed" => SyncState::InSync,
+        "Pulled" => SyncState::Pulling,
+        "Conflict" => SyncState::Conflict,
+        "Offline" | "WaitingToSync" => SyncState::Offline,
+        "RecordInvalid" | "ReservedKey" => SyncState::Invalid,
+        "RecordEnded" => SyncState::Ended,
+        _ if synced.status == ConditionStatus::True => SyncState::InSync,
+        _ => SyncState::Publishing,
+    };
+    (state, message)
+}
+
+fn phase_counts(status: &InfraStatus) -> Vec<PhaseCount> {
+    let mut counts: BTreeMap<_, u32> = BTreeMap::new();
+    for contract in &status.contracts {
+        *counts.entry(contract.phase).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(phase, count)| PhaseCount {
+            phase: text(&phase),
+            count,
+        })
+        .collect()
+}
+
+fn pretty(value: &impl Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// The serde name of a unit enum value (`staged`, `requesting`, ...).
+fn text(value: &impl Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// What differs between the two deployment kinds for the list.
+pub trait RowKind: Resource {
+    /// When the deployment expires, from its status.
+    fn expires_at_of(status: &Self::Status) -> Option<Timestamp>;
+}
+
+impl RowKind for InfraSpec {
+    fn expires_at_of(_: &InfraStatus) -> Option<Timestamp> {
+        None
+    }
+}
+
+impl RowKind for EphemeralInfraSpec {
+    fn expires_at_of(status: &EphemeralInfraStatus) -> Option<Timestamp> {
+        status.expires_at
+    }
+}
+
+/// One deployment changed in the store: its row now, or `None` once it is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentChange {
+    /// `Infra` or `EphemeralInfra`.
+    pub kind: String,
+    /// The deployment's name.
+    pub name: String,
+    /// Its row, or `None` when it left the store.
+    pub row: Option<DeploymentRow>,
+}
+
+/// The change of the deployment `kind`/`name` as the list shows it.
+pub fn change(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+) -> Result<DeploymentChange, StoreError> {
+    let writers = writers(store)?;
+    let row = match kind {
+        DeploymentKind::Infra => store
+            .get::<InfraSpec>(name)?
+            .map(|object| row(&object, &writers)),
+        DeploymentKind::EphemeralInfra => store
+            .get::<EphemeralInfraSpec>(name)?
+            .map(|object| row(&object, &writers)),
+    };
+    Ok(DeploymentChange {
+        kind: format!("{:?}", kind.kind()),
+        name: name.to_string(),
+        row,
+    })
+}
+
+/// The deployment kind of a store kind, if it is one.
+pub fn deployment_kind(kind: swdesk_core::object::Kind) -> Option<DeploymentKind> {
+    match kind {
+        swdesk_core::object::Kind::Infra => Some(DeploymentKind::Infra),
+        swdesk_core::object::Kind::EphemeralInfra => Some(DeploymentKind::EphemeralInfra),
+        _ => None,
+    }
+}

@@ -1,0 +1,241 @@
+//! The deployments as the window sees them, over a real store file: declarations accepted
+//! whole or refused with every problem, contract intents, ending, rows and changes.
+
+use serde_json::json;
+use swdesk_api::deployments::{
+    self, ContractIntent, IntentError, SyncState, change, declare, rows, set_contract,
+};
+use swdesk_core::collection::FOLLOWER_LABEL;
+use swdesk_core::infra::{ContractState, DeploymentKind, EphemeralInfraSpec, InfraSpec};
+use swdesk_core::name::Name;
+use swdesk_core::timestamp::Timestamp;
+use swdesk_store::Store;
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).unwrap()
+}
+
+fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("objects.sqlite")).unwrap();
+    (dir, store)
+}
+
+fn web(description: &str) -> serde_json::Value {
+    json!({
+        "kind": "Infra",
+        "metadata": {"name": "web"},
+        "spec": {
+            "description": description,
+            "contracts": [
+                {"name": "api", "state": "staged"},
+                {"name": "worker", "state": "staged"}
+            ]
+        }
+    })
+}
+
+#[test]
+fn a_declaration_with_problems_is_refused_whole_naming_each_and_writes_nothing() {
+    let (_dir, store) = store();
+    let bad = json!({
+        "kind": "Infra",
+        "metadata": {"name": "Not_A_Label"},
+        "spec": {"contracts": [{"name": "api", "state": "running"}, {"name": "api", "state": "staged"}]}
+    });
+    let Err(IntentError::Invalid(problems)) = declare(&store, &bad, at(0)) else {
+        panic!("refused");
+    };
+    let paths: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.path.as_str())
+        .collect();
+    assert!(paths.contains(&"/metadata/name"), "{paths:?}");
+    assert!(
+        paths
+            .iter()
+            .any(|path| path.starts_with("/spec/contracts/0")),
+        "{paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|path| path.starts_with("/spec/contracts/1")),
+        "{paths:?}"
+    );
+    assert!(rows(&store).unwrap().is_empty(), "nothing was saved");
+}
+
+#[test]
+fn declaring_again_edits_the_declaration_and_keeps_the_object() {
+    let (_dir, store) = store();
+    let first = declare(&store, &web("v1"), at(0)).unwrap();
+    assert_eq!(first.sync, SyncState::Publishing);
+    assert!(first.written_here);
+    let uid = store
+        .get::<InfraSpec>(&Name::parse("web").unwrap())
+        .unwrap()
+        .unwrap()
+        .metadata
+        .uid;
+    let edited = declare(&store, &web("v2"), at(1)).unwrap();
+    assert_eq!(edited.description.as_deref(), Some("v2"));
+    let object = store
+        .get::<InfraSpec>(&Name::parse("web").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(object.metadata.uid, uid, "the same deployment, edited");
+    assert_eq!(object.metadata.generation, 2);
+}
+
+#[test]
+fn an_ephemeral_deployment_keeps_its_lifetime() {
+    let (_dir, store) = store();
+    let mut declaration = json!({
+        "kind": "EphemeralInfra",
+        "metadata": {"name": "batch"},
+        "spec": {"ttlSeconds": 600, "contracts": []}
+    });
+    declare(&store, &declaration, at(0)).unwrap();
+    declaration["spec"]["ttlSeconds"] = json!(1200);
+    let Err(IntentError::Invalid(problems)) = declare(&store, &declaration, at(1)) else {
+        panic!("refused");
+    };
+    assert_eq!(problems[0].path, "/spec/ttlSeconds");
+    let kept = store
+        .get::<EphemeralInfraSpec>(&Name::parse("batch").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.spec.ttl_seconds, 600);
+}
+
+#[test]
+fn contracts_are_requested_released_and_released_again_with_a_newer_time() {
+    let (_dir, store) = store();
+    declare(&store, &web("v1"), at(0)).unwrap();
+    let name = Name::parse("web").unwrap();
+    let contract = |store: &Store| {
+        let object = store.get::<InfraSpec>(&name).unwrap().unwrap();
+        object.spec.contract("api").cloned().unwrap()
+    };
+    set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "api",
+        ContractIntent::Request,
+        at(1),
+    )
+    .unwrap();
+    assert_eq!(contract(&store).state, ContractState::Requested);
+    set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "api",
+        ContractIntent::Release,
+        at(2),
+    )
+    .unwrap();
+    let released = contract(&store);
+    assert_eq!(released.state, ContractState::Released);
+    assert_eq!(released.release_requested_at, Some(at(2).to_rfc3339()));
+    set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "api",
+        ContractIntent::Release,
+        at(3),
+    )
+    .unwrap();
+    assert_eq!(
+        contract(&store).release_requested_at,
+        Some(at(3).to_rfc3339())
+    );
+    let worker = store.get::<InfraSpec>(&name).unwrap().unwrap();
+    assert_eq!(
+        worker.spec.contract("worker").unwrap().state,
+        ContractState::Staged,
+        "only api moved"
+    );
+    let missing = set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "db",
+        ContractIntent::Request,
+        at(4),
+    );
+    assert!(matches!(missing, Err(IntentError::NotFound(_))));
+}
+
+#[test]
+fn ending_asks_for_the_deletion_and_then_takes_no_more_changes() {
+    let (_dir, store) = store();
+    declare(&store, &web("v1"), at(0)).unwrap();
+    let name = Name::parse("web").unwrap();
+    // The controller's finalizer holds the object until the final write.
+    let object = store.get::<InfraSpec>(&name).unwrap().unwrap();
+    store
+        .add_finalizer::<InfraSpec>(&object, "test/final-write")
+        .unwrap();
+    deployments::end(&store, DeploymentKind::Infra, &name, at(1)).unwrap();
+    let row = change(&store, DeploymentKind::Infra, &name)
+        .unwrap()
+        .row
+        .unwrap();
+    assert_eq!(row.sync, SyncState::Ending);
+    let again = set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "api",
+        ContractIntent::Request,
+        at(2),
+    );
+    assert!(matches!(again, Err(IntentError::Refused(_))), "{again:?}");
+}
+
+#[test]
+fn a_deployment_another_device_writes_is_not_ended_here() {
+    let (_dir, store) = store();
+    let mut declaration = web("theirs");
+    declaration["metadata"]["labels"] = json!({FOLLOWER_LABEL: "true"});
+    let row = declare(&store, &declaration, at(0)).unwrap();
+    assert!(!row.written_here);
+    let name = Name::parse("web").unwrap();
+    let refused = deployments::end(&store, DeploymentKind::Infra, &name, at(1));
+    assert!(matches!(refused, Err(IntentError::Refused(_))));
+    assert!(store.get::<InfraSpec>(&name).unwrap().is_some());
+}
+
+#[test]
+fn rows_list_both_kinds_by_name_with_their_contracts_declared() {
+    let (_dir, store) = store();
+    declare(&store, &web("v1"), at(0)).unwrap();
+    declare(
+        &store,
+        &json!({"kind": "EphemeralInfra", "metadata": {"name": "batch"}, "spec": {}}),
+        at(0),
+    )
+    .unwrap();
+    let listed = rows(&store).unwrap();
+    let names: Vec<(&str, &str)> = listed
+        .iter()
+        .map(|row| (row.name.as_str(), row.kind.as_str()))
+        .collect();
+    assert_eq!(names, [("batch", "EphemeralInfra"), ("web", "Infra")]);
+    let detail = deployments::detail(&store, DeploymentKind::Infra, &Name::parse("web").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(detail.contracts.len(), 2);
+    assert_eq!(detail.contracts[0].state, "staged");
+    assert_eq!(
+        detail.contracts[0].phase, None,
+        "not looked at by a controller yet"
+    );
+    let declared: serde_json::Value = serde_json::from_str(&detail.declaration).unwrap();
+    assert_eq!(declared["spec"]["description"], "v1");
+    assert!(declared["spec"].get("record").is_none());
+}

@@ -8,11 +8,14 @@
 //! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
 //! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
+//! - [`attestation`]: inline `network.attested.signature`s on market records: the key, signing,
+//!   verifying;
 //! - [`jwt`], [`did_key`], [`xrpc`]: the formats underneath.
 //!
 //! Nothing here knows of Tauri; the shell and the tests wire it.
 
 pub mod agent;
+pub mod attestation;
 pub mod did_key;
 pub mod identity;
 pub mod jwt;

@@ -13,10 +13,12 @@
 //!   hash), [`publish`] (object to record, record onto spec);
 //! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
 //!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
-//!   [`progress`] (when a record may be written);
+//!   [`progress`] (when a record may be written), [`auction`] (the requester's side of the
+//!   market's RFP flow: request, bidders, bids, winner, receipt, the durable steps);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
 //!   compute market), [`timestamp`] (time values and the `Clock` port).
 
+pub mod auction;
 pub mod collection;
 pub mod compute;
 pub mod declaration;

@@ -8,6 +8,9 @@
 //!   `Other(String)` fallback), one with `enum` a closed one; inline ones are named
 //!   `<Owner><Field>`;
 //! - a union becomes an enum tagged by `$type` (`crate::macros::{open_union, closed_union}!`);
+//! - `bytes` becomes `crate::Bytes` (`{"$bytes": base64}` in JSON); an object def named `main` is
+//!   named after its NSID's last segment, as a record is (`network.attested.signature` ->
+//!   `Signature`);
 //! - a field listed in `SENSITIVE_FIELDS` (a credential) is wrapped in `crate::Redacted`;
 //! - a record gets `impl crate::Record`, an XRPC method a unit struct implementing
 //!   `crate::xrpc::{Query, Procedure, Subscription}` with `Params`/`Input`/`Output`/`Message`
@@ -155,7 +158,7 @@ impl Emitter<'_> {
             TopLevelDef::Subscription(subscription) => self.emit_subscription(subscription),
             TopLevelDef::Object(object) => {
                 let shape = object_shape(object, object.description.as_deref());
-                self.emit_struct(&crate::names::pascal_case(def_name), &location, &shape)
+                self.emit_struct(&object_type_name(self.nsid(), def_name), &location, &shape)
                     .map(drop)
             }
             TopLevelDef::String(string) => self.emit_named_string(def_name, &location, string),
@@ -315,7 +318,7 @@ impl Emitter<'_> {
                 let ident = self.emit_union(&inline_name, location, union, TagStyle::Full)?;
                 Ok(quote!(#ident))
             }
-            FieldSchema::Bytes(_) => Err(unsupported(location, "bytes")),
+            FieldSchema::Bytes(_) => Ok(quote!(crate::Bytes)),
             FieldSchema::CidLink(_) => Err(unsupported(location, "cid-link")),
             FieldSchema::Blob(_) => Err(unsupported(location, "blob")),
         }
@@ -336,8 +339,8 @@ impl Emitter<'_> {
         let type_name = match def {
             TopLevelDef::Record(_) => pascal_main(nsid),
             TopLevelDef::Token(_) => return Ok(quote!(String)),
-            TopLevelDef::Object(_)
-            | TopLevelDef::String(_)
+            TopLevelDef::Object(_) => object_type_name(nsid, def_name),
+            TopLevelDef::String(_)
             | TopLevelDef::Integer(_)
             | TopLevelDef::Boolean(_)
             | TopLevelDef::Array(_) => crate::names::pascal_case(def_name),
@@ -676,6 +679,16 @@ fn object_shape<'s>(object: &'s ObjectSchema, description: Option<&'s str>) -> S
 
 fn pascal_main(nsid: &str) -> String {
     crate::names::pascal_case(main_type_name(nsid))
+}
+
+/// The struct name of an object def: a `main` object is named after its NSID, as a record is
+/// (`network.attested.signature` -> `Signature`), any other def after itself.
+fn object_type_name(nsid: &str, def_name: &str) -> String {
+    if def_name == "main" {
+        pascal_main(nsid)
+    } else {
+        crate::names::pascal_case(def_name)
+    }
 }
 
 fn has_value_set(schema: &StringSchema) -> bool {

@@ -4,15 +4,20 @@
 //! memory; the lexicon JSON is embedded at compile time.
 //!
 //! Map:
-//! - [`computer`], [`com`]: the generated modules, one per NSID
-//!   (`computer::socialweb::infra::{Infra, Contract, ...}`, `com::publicdomainrelay::temp::cluster::*`);
+//! - [`computer`], [`com`], [`network`]: the generated modules, one per NSID
+//!   (`computer::socialweb::infra::{Infra, Contract, ...}`, `com::publicdomainrelay::temp::cluster::*`,
+//!   the compute market's `com::publicdomainrelay::temp::{market, compute}::*`,
+//!   `network::attested::signature`, `com::atproto::repo::strong_ref`);
 //!   [`Record`] converts a record type to and from its stored JSON (with `$type`); [`xrpc`] ties
 //!   each method to its types; [`Redacted`] hides credentials from `Debug`.
 //! - [`validate`]: checks values against the lexicons, reporting every [`Problem`] at once.
 //! - [`syntax`]: DIDs, handles, NSIDs, at-uris ([`syntax::AtUri`]), record keys, TIDs, datetimes, ...
-//! - [`cid`], [`data_model`]: the JSON data model, canonical DAG-CBOR and record CIDs.
+//! - [`cid`], [`data_model`]: the JSON data model, canonical DAG-CBOR and record CIDs;
+//!   [`attestation`]: the attestation CIDs inline signatures sign and remote proofs bind.
 //! - [`schema`]: the lexicon document format itself.
 
+pub mod attestation;
+mod bytes;
 pub mod cid;
 pub mod data_model;
 #[rustfmt::skip]
@@ -27,7 +32,8 @@ mod union;
 pub mod validate;
 pub mod xrpc;
 
-pub use generated::{com, computer};
+pub use bytes::Bytes;
+pub use generated::{com, computer, network};
 pub use macros::UnknownValue;
 pub use problem::Problem;
 pub use record::{Record, RecordError};

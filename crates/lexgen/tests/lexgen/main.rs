@@ -158,3 +158,37 @@ fn a_lexicon_file_not_at_its_nsid_path_is_refused() {
         "{result:?}"
     );
 }
+
+#[test]
+fn a_bytes_field_becomes_the_crates_bytes_type() {
+    let files = generate_from(&catalog(&[record(
+        "com.example.signed",
+        json!({"sig": {"type": "bytes"}}),
+    )]))
+    .expect("generates");
+    let signed = file(&files, "com/example/signed.rs");
+    assert!(
+        signed.contains("pub sig: Option<crate::Bytes>,"),
+        "{signed}"
+    );
+}
+
+#[test]
+fn an_object_main_def_is_named_after_its_nsid_wherever_it_is_referred_to() {
+    let object = json!({"lexicon": 1, "id": "com.example.signature", "defs": {
+        "main": {"type": "object", "properties": {"key": {"type": "string"}}},
+        "list": {"type": "array", "items": {"type": "union", "refs": ["com.example.signature"]}}}});
+    let user = record(
+        "com.example.note",
+        json!({"by": {"type": "ref", "ref": "com.example.signature"}}),
+    );
+    let files = generate_from(&catalog(&[object, user])).expect("generates");
+    let signature = file(&files, "com/example/signature.rs");
+    assert!(signature.contains("pub struct Signature {"), "{signature}");
+    assert!(signature.contains("Signature(Signature),"), "{signature}");
+    let note = file(&files, "com/example/note.rs");
+    assert!(
+        note.contains("Option<crate::generated::com::example::signature::Signature>"),
+        "{note}"
+    );
+}

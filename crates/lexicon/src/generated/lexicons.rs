@@ -3,6 +3,10 @@
 /// `(NSID, lexicon JSON)`, sorted by NSID.
 pub(crate) const LEXICONS: &[(&str, &str)] = &[
     (
+        "com.atproto.repo.strongRef",
+        include_str!("../../../../lexicons/com/atproto/repo/strongRef.json"),
+    ),
+    (
         "com.publicdomainrelay.temp.cluster.controlPlaneDown",
         include_str!(
             "../../../../lexicons/com/publicdomainrelay/temp/cluster/controlPlaneDown.json"
@@ -55,6 +59,100 @@ pub(crate) const LEXICONS: &[(&str, &str)] = &[
         ),
     ),
     (
+        "com.publicdomainrelay.temp.compute.events.vm.delete",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/compute/events/vm/delete.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.compute.events.vm.onNetwork",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/compute/events/vm/onNetwork.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.compute.events.vm.started",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/compute/events/vm/started.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.compute.vm",
+        include_str!("../../../../lexicons/com/publicdomainrelay/temp/compute/vm.json"),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.accept",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/accept.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.accepts.free",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/accepts/free.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.bid",
+        include_str!("../../../../lexicons/com/publicdomainrelay/temp/market/bid.json"),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.bids.free",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/bids/free.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.event",
+        include_str!("../../../../lexicons/com/publicdomainrelay/temp/market/event.json"),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.offering",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/offering.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.receipt",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/receipt.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.receipts.free",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/receipts/free.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.rfp",
+        include_str!("../../../../lexicons/com/publicdomainrelay/temp/market/rfp.json"),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.submitAccept",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/submitAccept.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.submitBid",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/submitBid.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.submitEvent",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/submitEvent.json"
+        ),
+    ),
+    (
+        "com.publicdomainrelay.temp.market.submitRfp",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/submitRfp.json"
+        ),
+    ),
+    (
         "computer.socialweb.ephemeralInfra",
         include_str!("../../../../lexicons/computer/socialweb/ephemeralInfra.json"),
     ),
@@ -71,5 +169,9 @@ pub(crate) const LEXICONS: &[(&str, &str)] = &[
         include_str!(
             "../../../../lexicons/computer/socialweb/k8s/kubectlApplyServerSide.json"
         ),
+    ),
+    (
+        "network.attested.signature",
+        include_str!("../../../../lexicons/network/attested/signature.json"),
     ),
 ];

@@ -3,3 +3,4 @@
 pub(crate) mod lexicons;
 pub mod com;
 pub mod computer;
+pub mod network;

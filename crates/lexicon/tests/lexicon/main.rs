@@ -2,6 +2,7 @@
 
 mod cids;
 mod drift;
+mod market;
 mod records;
 mod syntax;
 mod validation;

@@ -1,0 +1,22 @@
+//! The requester side of the compute market's RFP flow (`market.md`, issue 8), as pure
+//! decisions: the adapter that talks to PDSes and bidders asks these modules what to write,
+//! whom to ask, which bids count, who wins, whether a receipt holds, and what to do next.
+//!
+//! Map:
+//! - [`request`]: a declared contract → the `compute.vm` payload, the fulfillment policy record,
+//!   the RFP, the bid window and `firstFree`, every problem at once;
+//! - [`bidders`]: the bidders asked (explicit ∪ offerings for the payload, minus the denied);
+//! - [`bids`]: bid costs, admission, the window, the winner, the no-bids rejection;
+//! - [`records`]: the accept, the acceptance of free terms and the release records;
+//! - [`receipt`]: the winner's receipt (and free grant) checked against the deal;
+//! - [`flow`]: the durable steps of one contract, what each persists, the next thing to do and
+//!   the transitions, with deterministic record keys so a restart never writes a second RFP.
+//!
+//! Nothing here does I/O or reads a clock: time comes in as `now`.
+
+pub mod bidders;
+pub mod bids;
+pub mod flow;
+pub mod receipt;
+pub mod records;
+pub mod request;

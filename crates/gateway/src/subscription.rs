@@ -1,0 +1,313 @@
+//! `subscribeClusters` as a feed that keeps itself connected. Each connection sends the
+//! snapshot (every current `#cluster`, `#member`, `#nodeClaim`) then `#info SnapshotComplete`,
+//! then changes; the feed hands the snapshot over whole ([`FeedEvent::Snapshot`], which
+//! replaces whatever the consumer showed) and each change after it ([`FeedEvent::Change`]).
+//! When the connection breaks, the feed says so ([`FeedEvent::Disconnected`]), waits (backoff
+//! from [`INITIAL_BACKOFF`], doubling to [`MAX_BACKOFF`], reset by a delivered snapshot),
+//! reconnects with a fresh token and delivers a fresh snapshot. A refusal that retrying cannot
+//! fix (a bad token, `ClusterNotFound`) ends the feed with [`FeedEvent::Failed`].
+//!
+//! Frames are atproto event-stream frames: a DAG-CBOR header `{op, t}` then a DAG-CBOR body;
+//! `op: -1` is an error `{error, message}`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde::Deserialize;
+use serde_json::Map;
+use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
+    InfoName, Message, NSID,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
+
+use crate::client::{Inner, refusal};
+use crate::error::{ErrorName, GatewayError};
+
+/// The first wait before reconnecting.
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait before reconnecting.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// What a feed delivers.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "each event moves once through the channel; a Box would only make matching on a change awkward"
+)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedEvent {
+    /// Everything current (after each connect): replaces what was shown.
+    Snapshot(Vec<Message>),
+    /// One change after the snapshot.
+    Change(Message),
+    /// The connection broke; the feed reconnects after `retry_in`.
+    Disconnected {
+        /// Why (as text: the error may be transient).
+        reason: String,
+        /// When it tries again.
+        retry_in: Duration,
+    },
+    /// The gateway refused in a way retrying cannot fix; the feed ends.
+    Failed(String, Option<ErrorName>),
+}
+
+/// A `subscribeClusters` feed; dropping it closes the connection.
+#[derive(Debug)]
+pub struct ClusterFeed {
+    events: mpsc::Receiver<FeedEvent>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Drop for ClusterFeed {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl ClusterFeed {
+    /// A feed fed by hand (for fakes of the port): the sender and the feed.
+    pub fn channel() -> (mpsc::Sender<FeedEvent>, Self) {
+        let (sender, events) = mpsc::channel(256);
+        (sender, Self { events, task: None })
+    }
+
+    /// The next event; `None` once the feed ended.
+    pub async fn next(&mut self) -> Option<FeedEvent> {
+        self.events.recv().await
+    }
+
+    pub(crate) fn connect(inner: Arc<Inner>, name: Option<String>) -> Self {
+        let (sender, mut feed) = Self::channel();
+        feed.task = Some(tokio::spawn(run(inner, name, sender)));
+        feed
+    }
+}
+
+/// How a connection ended.
+enum Ended {
+    /// The consumer dropped the feed.
+    ConsumerGone,
+    /// It broke; `delivered` says whether a snapshot went out first.
+    Broke {
+        error: GatewayError,
+        delivered: bool,
+    },
+}
+
+/// The waits between reconnects: doubling from [`INITIAL_BACKOFF`] to [`MAX_BACKOFF`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff(Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self(INITIAL_BACKOFF)
+    }
+}
+
+impl Backoff {
+    /// The wait now; the next one is twice as long, up to the cap.
+    pub fn next_wait(&mut self) -> Duration {
+        let wait = self.0;
+        self.0 = (self.0 * 2).min(MAX_BACKOFF);
+        wait
+    }
+
+    /// Back to the first wait (after a connection that delivered its snapshot).
+    pub fn reset(&mut self) {
+        self.0 = INITIAL_BACKOFF;
+    }
+}
+
+async fn run(inner: Arc<Inner>, name: Option<String>, events: mpsc::Sender<FeedEvent>) {
+    let mut backoff = Backoff::default();
+    loop {
+        let (error, delivered) = match connection(&inner, name.as_deref(), &events).await {
+            Ended::ConsumerGone => return,
+            Ended::Broke { error, delivered } => (error, delivered),
+        };
+        if is_fatal(&error) {
+            let _ = events
+                .send(FeedEvent::Failed(error.to_string(), error.name().cloned()))
+                .await;
+            return;
+        }
+        if delivered {
+            backoff.reset();
+        }
+        let wait = backoff.next_wait();
+        tracing::debug!(%error, ?wait, "subscribeClusters disconnected");
+        let notice = FeedEvent::Disconnected {
+            reason: error.to_string(),
+            retry_in: wait,
+        };
+        if events.send(notice).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+fn is_fatal(error: &GatewayError) -> bool {
+    matches!(error, GatewayError::Refused { status, .. } if *status < 500)
+        || matches!(error, GatewayError::NoEndpoint { .. })
+}
+
+/// One connection: the snapshot, then changes until it breaks.
+async fn connection(inner: &Inner, name: Option<&str>, events: &mpsc::Sender<FeedEvent>) -> Ended {
+    let broke = |error, delivered| Ended::Broke { error, delivered };
+    let mut socket = match open(inner, name).await {
+        Ok(socket) => socket,
+        Err(error) => return broke(error, false),
+    };
+    let mut snapshot = Vec::new();
+    let mut delivered = false;
+    loop {
+        let frame = match socket.next().await {
+            Some(Ok(WsMessage::Binary(bytes))) => decode(&bytes),
+            Some(Ok(WsMessage::Ping(payload))) => {
+                let _ = socket.send(WsMessage::Pong(payload)).await;
+                continue;
+            }
+            Some(Ok(WsMessage::Close(_))) | None => Err(closed("the gateway closed the stream")),
+            Some(Ok(_)) => continue,
+            Some(Err(error)) => Err(closed(&error.to_string())),
+        };
+        let message = match frame {
+            Ok(message) => message,
+            Err(error) => return broke(error, delivered),
+        };
+        let event = match (delivered, message) {
+            (false, Message::Info(info)) if info.name == InfoName::SnapshotComplete => {
+                delivered = true;
+                FeedEvent::Snapshot(std::mem::take(&mut snapshot))
+            }
+            (false, message) => {
+                snapshot.push(message);
+                continue;
+            }
+            (true, message) => FeedEvent::Change(message),
+        };
+        if events.send(event).await.is_err() {
+            return Ended::ConsumerGone;
+        }
+    }
+}
+
+fn closed(reason: &str) -> GatewayError {
+    GatewayError::Transport {
+        method: NSID,
+        reason: reason.to_owned(),
+    }
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Connects with a fresh token.
+async fn open(inner: &Inner, name: Option<&str>) -> Result<Socket, GatewayError> {
+    let mut url = inner.endpoint().await?;
+    let scheme = if url.scheme() == "https" { "wss" } else { "ws" };
+    url.set_scheme(scheme)
+        .map_err(|()| closed("the endpoint has no WebSocket form"))?;
+    url.set_path(&format!("/xrpc/{NSID}"));
+    if let Some(name) = name {
+        url.query_pairs_mut().append_pair("name", name);
+    }
+    let token = inner.token(NSID).await?;
+    let mut request = url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| closed(&e.to_string()))?;
+    let mut bearer = HeaderValue::from_str(&format!("Bearer {}", token.expose()))
+        .map_err(|_| closed("the token is not a header value"))?;
+    bearer.set_sensitive(true);
+    request.headers_mut().insert("authorization", bearer);
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((socket, _)) => Ok(socket),
+        Err(tungstenite::Error::Http(response)) => {
+            let body = response
+                .body()
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
+            Err(refusal(NSID, response.status(), &body))
+        }
+        Err(error) => {
+            inner.forget_endpoint();
+            Err(closed(&error.to_string()))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Header {
+    op: i64,
+    t: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: String,
+    message: Option<String>,
+}
+
+/// One frame: a message, or the error it carries.
+pub fn decode(bytes: &[u8]) -> Result<Message, GatewayError> {
+    let invalid = |reason: String| GatewayError::InvalidResponse {
+        method: NSID,
+        reason,
+    };
+    let mut decoder = serde_ipld_dagcbor::de::Deserializer::from_slice(bytes);
+    let header =
+        Header::deserialize(&mut decoder).map_err(|e| invalid(format!("bad frame header: {e}")))?;
+    if header.op == -1 {
+        let body = ErrorBody::deserialize(&mut decoder)
+            .map_err(|e| invalid(format!("bad error frame: {e}")))?;
+        return Err(GatewayError::Refused {
+            method: NSID,
+            status: 0,
+            name: ErrorName::parse(&body.error),
+            message: body.message.unwrap_or_default(),
+        });
+    }
+    let body = |e: serde_ipld_dagcbor::DecodeError<std::convert::Infallible>| {
+        invalid(format!("bad frame body: {e}"))
+    };
+    let message = match header.t.as_deref().unwrap_or_default() {
+        "#cluster" => Message::Cluster(Deserialize::deserialize(&mut decoder).map_err(body)?),
+        "#member" => Message::Member(Deserialize::deserialize(&mut decoder).map_err(body)?),
+        "#nodeClaim" => Message::NodeClaim(Deserialize::deserialize(&mut decoder).map_err(body)?),
+        "#info" => Message::Info(Deserialize::deserialize(&mut decoder).map_err(body)?),
+        other => {
+            let mut object: Map<String, serde_json::Value> =
+                Deserialize::deserialize(&mut decoder).map_err(body)?;
+            object.insert("$type".to_owned(), serde_json::Value::from(other));
+            Message::Other(object)
+        }
+    };
+    decoder.end().map_err(body)?;
+    Ok(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconnect_waits_double_up_to_the_cap_and_reset_after_a_snapshot() {
+        let mut backoff = Backoff::default();
+        let waits: Vec<Duration> = (0..10).map(|_| backoff.next_wait()).collect();
+        assert_eq!(waits[0], INITIAL_BACKOFF);
+        assert_eq!(waits[1], INITIAL_BACKOFF * 2);
+        assert!(waits.windows(2).all(|pair| pair[1] >= pair[0]));
+        assert_eq!(*waits.last().unwrap_or(&Duration::ZERO), MAX_BACKOFF);
+        backoff.reset();
+        assert_eq!(backoff.next_wait(), INITIAL_BACKOFF);
+    }
+}

@@ -1,0 +1,201 @@
+//! What the tests share: the sandbox PDS (shared through `SWDESK_SANDBOX_PDS` when a run
+//! started one), a sandbox gateway of the test's own with fast timings and its own account, an
+//! owner signed in through Chromium (session kept in memory), and polling with a deadline.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::keychain::MemoryStore;
+use swdesk_atproto::oauth::Secret;
+use swdesk_atproto::xrpc::XrpcRequest;
+use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig};
+use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_gateway::{GatewayClient, GatewayClientConfig};
+use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
+use url::Url;
+
+/// The sandbox PDS and one gateway.
+#[derive(Debug)]
+pub struct World {
+    pub pds: SandboxPds,
+    pub gateway: RunningGateway,
+    pub config: Config,
+}
+
+impl World {
+    /// A gateway with the defaults and fast timings.
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// A gateway configured by `adjust`.
+    pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
+        let pds = SandboxPds::from_env_or_start().await.expect(
+            "the sandbox PDS starts (run `cargo xtask test`, or npm ci in crates/devnet/pds)",
+        );
+        let account = pds
+            .create_account("gw")
+            .await
+            .expect("the gateway account is created");
+        let pds_url = Url::parse(&pds.info().pds_url).unwrap();
+        let identity =
+            IdentityConfig::sandbox(Url::parse(&pds.info().plc_url).unwrap(), pds_url.clone());
+        let account = GatewayAccount {
+            pds_url,
+            identifier: account.did,
+            password: Secret::new(account.password),
+        };
+        let mut config = Config::new(identity, account, Timings::fast());
+        adjust(&mut config);
+        let gateway = swdesk_sandbox_gateway::start(config.clone())
+            .await
+            .expect("the gateway starts");
+        Self {
+            pds,
+            gateway,
+            config,
+        }
+    }
+
+    /// Stops the gateway and starts a fresh one (empty state) on the same port and DID.
+    pub async fn restart_gateway(self) -> Self {
+        let Self {
+            pds,
+            gateway,
+            config,
+        } = self;
+        let mut same_port = config.clone();
+        same_port.port = gateway.url.port().unwrap();
+        gateway.stop().await;
+        let fresh = swdesk_sandbox_gateway::start(same_port)
+            .await
+            .expect("the gateway restarts");
+        Self {
+            pds,
+            gateway: fresh,
+            config,
+        }
+    }
+
+    pub fn identity(&self) -> IdentityConfig {
+        self.config.identity.clone()
+    }
+
+    pub fn pds_url(&self) -> Url {
+        self.config.account.pds_url.clone()
+    }
+
+    /// A fresh account, signed in through Chromium, with a client of this world's gateway.
+    pub async fn owner(&self, prefix: &str) -> Owner {
+        let account = self
+            .pds
+            .create_account(prefix)
+            .await
+            .expect("an account is created");
+        let agent = sign_in(self.identity(), &account).await;
+        let client = self.client(agent.clone());
+        Owner {
+            account,
+            agent,
+            client,
+        }
+    }
+
+    /// A client of this world's gateway for `agent`.
+    pub fn client(&self, agent: Agent) -> GatewayClient {
+        let resolver = Resolver::new(self.identity(), reqwest::Client::new());
+        GatewayClient::new(
+            GatewayClientConfig {
+                did: self.gateway.did.clone(),
+                resolver,
+            },
+            agent,
+        )
+    }
+}
+
+/// A signed-in owner.
+#[derive(Debug)]
+pub struct Owner {
+    pub account: Account,
+    pub agent: Agent,
+    pub client: GatewayClient,
+}
+
+impl Owner {
+    /// A raw service-auth token from the owner's PDS for `lxm` at `aud`.
+    pub async fn mint(&self, aud: &str, lxm: &str) -> String {
+        let request = XrpcRequest::query(
+            "com.atproto.server.getServiceAuth",
+            vec![("aud", aud.to_owned()), ("lxm", lxm.to_owned())],
+        );
+        let answer = self
+            .agent
+            .call(&request)
+            .await
+            .expect("the PDS mints a token");
+        answer["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Chromium signing in as `account` and approving.
+#[derive(Debug)]
+struct Approving(Account);
+
+impl Browser for Approving {
+    fn open(&self, url: &Url) -> Result<(), String> {
+        let (url, account) = (url.to_string(), self.0.clone());
+        tokio::spawn(
+            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
+        );
+        Ok(())
+    }
+}
+
+async fn sign_in(identity: IdentityConfig, account: &Account) -> Agent {
+    let config = OAuthConfig {
+        identity,
+        client: ClientKind::Loopback,
+        callback_timeout: Duration::from_secs(90),
+    };
+    let browser = Arc::new(Approving(account.clone()));
+    let client = OAuthClient::new(
+        config,
+        reqwest::Client::new(),
+        browser,
+        Arc::new(MemoryStore::default()),
+    );
+    client
+        .sign_in(&account.handle)
+        .await
+        .expect("sign-in succeeds")
+}
+
+/// Polls `check` until it answers `Some`, failing the test after 20 s.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}

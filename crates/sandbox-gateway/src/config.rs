@@ -1,0 +1,114 @@
+//! What starting the sandbox gateway takes: where identities resolve (the local PLC), the
+//! gateway's own account on the local PDS (for the Infra records of its clusters' nodes), and
+//! the timings of the simulated clusters and Jobs, short in tests and human-scale in
+//! `cargo xtask run`.
+//!
+//! Invariant: the account password is a [`Secret`] and never shows in `Debug`.
+
+use std::time::Duration;
+
+use swdesk_atproto::identity::IdentityConfig;
+use swdesk_atproto::oauth::Secret;
+use url::Url;
+
+/// The gateway's own account on the local PDS.
+#[derive(Debug, Clone)]
+pub struct GatewayAccount {
+    /// The PDS the account lives on.
+    pub pds_url: Url,
+    /// Its handle or DID.
+    pub identifier: String,
+    /// Its password (or an app password).
+    pub password: Secret,
+}
+
+/// How long each simulated step takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timings {
+    /// `Initializing` → `Ready`.
+    pub initialize: Duration,
+    /// `Draining` → gone.
+    pub drain: Duration,
+    /// A Job's pod `Pending` → `Running`.
+    pub job_pending: Duration,
+    /// A Job's pod `Running` → finished.
+    pub job_running: Duration,
+}
+
+impl Timings {
+    /// Human-scale timings for `cargo xtask run`.
+    pub fn interactive() -> Self {
+        Self {
+            initialize: Duration::from_secs(5),
+            drain: Duration::from_secs(3),
+            job_pending: Duration::from_secs(2),
+            job_running: Duration::from_secs(5),
+        }
+    }
+
+    /// Short timings for tests (still long enough to observe each phase by polling).
+    pub fn fast() -> Self {
+        Self {
+            initialize: Duration::from_millis(600),
+            drain: Duration::from_millis(600),
+            job_pending: Duration::from_millis(500),
+            job_running: Duration::from_millis(700),
+        }
+    }
+}
+
+/// Everything [`crate::start`] takes.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The loopback port; 0 for any free one.
+    pub port: u16,
+    /// Where callers' DIDs resolve (the sandbox's PLC, http on localhost).
+    pub identity: IdentityConfig,
+    /// The gateway's own account.
+    pub account: GatewayAccount,
+    /// Step timings.
+    pub timings: Timings,
+    /// Nodes (NodeClaims, contract entries of the cluster's Infra) per cluster.
+    pub nodes_per_cluster: usize,
+    /// Clusters an account may have.
+    pub max_clusters: usize,
+    /// Whether `getKubeconfig` with `noExpiry` is honoured.
+    pub allow_no_expiry: bool,
+    /// Added to the gateway's clock when checking a token's `exp` (tests of expired tokens).
+    pub clock_skew_seconds: i64,
+}
+
+impl Config {
+    /// A configuration with the defaults: any port, two nodes a cluster, five clusters an
+    /// account, `noExpiry` honoured, no clock skew.
+    pub fn new(identity: IdentityConfig, account: GatewayAccount, timings: Timings) -> Self {
+        Self {
+            port: 0,
+            identity,
+            account,
+            timings,
+            nodes_per_cluster: 2,
+            max_clusters: 5,
+            allow_no_expiry: true,
+            clock_skew_seconds: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_account_password_never_shows_in_debug() {
+        let account = GatewayAccount {
+            pds_url: Url::parse("http://localhost:2583").unwrap(),
+            identifier: "gateway.test".into(),
+            password: Secret::new("hunter2-very-secret"),
+        };
+        let config = Config::new(IdentityConfig::public(), account, Timings::fast());
+        assert!(!format!("{config:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,139 @@
+//! The local sandbox's cluster gateway: a stand-in for `did:web:k8s.socialweb.computer` that
+//! speaks the `com.publicdomainrelay.temp.cluster.*` and `computer.socialweb.k8s.*` lexicons
+//! over XRPC (HTTP and a WebSocket subscription) on loopback, for `cargo xtask run` and the
+//! tests. **It is plainly a local sandbox**: it runs no Kubernetes. Its clusters are simulated
+//! in memory (phases on configurable timers, an in-memory object store with server-side-apply
+//! semantics, Jobs that "run" by a documented convention, see [`jobs`]); what is real is what a
+//! client can check: service-auth JWTs verified against the caller's DID document from the
+//! local PLC, per-account isolation, `did:web` discovery of its endpoint, kubeconfigs with
+//! client certificates signed by a per-cluster CA, and each cluster's nodes as one Infra record
+//! in the gateway's own account on the local PDS (plan 0031).
+//!
+//! Map: [`config`] (what a start takes), [`did`] (its DID document), [`auth`] (service-auth
+//! checks), [`xrpc`] (error answers), [`clusters`] (accounts, clusters, lifecycle, frames),
+//! [`nodes`] (the Infra records), [`pki`] (CAs and kubeconfigs), [`apply`] (server-side apply),
+//! [`jobs`] (Job runs and logs), [`routes`] (the XRPC handlers), [`stream`] (subscribeClusters).
+//!
+//! Invariants: every method authenticates before it reads input; an account sees and touches
+//! only its own clusters; no token, key or kubeconfig is logged.
+
+pub mod apply;
+pub mod auth;
+pub mod clusters;
+pub mod config;
+pub mod did;
+pub mod jobs;
+pub mod nodes;
+pub mod pki;
+pub mod routes;
+pub mod stream;
+pub mod xrpc;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use url::Url;
+
+pub use config::{Config, GatewayAccount, Timings};
+
+/// Why the gateway did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The loopback port could not be bound.
+    #[error("the gateway could not listen on {address}: {source}")]
+    Bind {
+        /// Where it tried.
+        address: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The gateway account could not sign in to its PDS.
+    #[error("the gateway account could not sign in: {0}")]
+    Account(#[from] nodes::NodesError),
+}
+
+/// A started gateway: its URL and DID; dropping it (or [`RunningGateway::stop`]) stops it.
+#[derive(Debug)]
+pub struct RunningGateway {
+    /// `http://localhost:<port>`.
+    pub url: Url,
+    /// `did:web:localhost%3A<port>`.
+    pub did: String,
+    /// The DID of the gateway's own account on the PDS (where the Infra records are).
+    pub account_did: String,
+    gateway: Arc<clusters::Gateway>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningGateway {
+    /// Stops serving and waits until the listener is closed.
+    pub async fn stop(mut self) {
+        self.gateway.close();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningGateway {
+    fn drop(&mut self) {
+        self.gateway.close();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Starts a gateway on `127.0.0.1` (the port from `config`, 0 for any free one).
+pub async fn start(config: Config) -> Result<RunningGateway, StartError> {
+    let address = SocketAddr::from(([127, 0, 0, 1], config.port));
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| StartError::Bind { address, source })?;
+    let port = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { address, source })?
+        .port();
+    let url =
+        Url::parse(&format!("http://localhost:{port}")).map_err(|error| StartError::Bind {
+            address,
+            source: std::io::Error::other(error),
+        })?;
+    let did = format!("did:web:localhost%3A{port}");
+    let records = nodes::InfraRecords::sign_in(&config.account).await?;
+    let account_did = records.account_did().to_owned();
+    let shared = Arc::new(clusters::Gateway::new(
+        config,
+        did.clone(),
+        url.clone(),
+        records,
+    ));
+    let app = routes::router(Arc::clone(&shared));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        if let Err(error) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!(%error, "the sandbox gateway stopped serving");
+        }
+    });
+    tracing::info!(%url, %did, "the sandbox gateway listens");
+    Ok(RunningGateway {
+        url,
+        did,
+        account_did,
+        gateway: shared,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}

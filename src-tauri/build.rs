@@ -9,6 +9,12 @@ const COMMANDS: &[&str] = &[
     "sign_in",
     "cancel_sign_in",
     "sign_out",
+    "deployments",
+    "deployment",
+    "declare_deployment",
+    "set_contract",
+    "end_deployment",
+    "resolve_conflict",
 ];
 
 fn main() {

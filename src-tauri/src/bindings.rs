@@ -3,23 +3,35 @@
 //! the committed copy has drifted; `cargo xtask bindings` rewrites it.
 
 use specta_typescript::Typescript;
-use tauri_specta::{Builder, collect_commands};
+use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{commands, session};
+use crate::{commands, deployments, session};
 
 /// Where the generated bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../ui/src/ipc/bindings.ts";
 
 /// Every command and event of the app, with their types.
 pub fn specta_builder() -> Builder<tauri::Wry> {
-    Builder::<tauri::Wry>::new().commands(collect_commands![
-        commands::app_info,
-        commands::ui_ready,
-        session::session,
-        session::sign_in,
-        session::cancel_sign_in,
-        session::sign_out,
-    ])
+    Builder::<tauri::Wry>::new()
+        .commands(collect_commands![
+            commands::app_info,
+            commands::ui_ready,
+            session::session,
+            session::sign_in,
+            session::cancel_sign_in,
+            session::sign_out,
+            deployments::deployments,
+            deployments::deployment,
+            deployments::declare_deployment,
+            deployments::set_contract,
+            deployments::end_deployment,
+            deployments::resolve_conflict,
+        ])
+        .events(collect_events![
+            deployments::DeploymentChanged,
+            deployments::ControllerActivity,
+            deployments::ControllerRunning,
+        ])
 }
 
 /// Writes the TypeScript bindings to `path`.

@@ -34,12 +34,32 @@ pub struct DemoAccount {
     pub password: String,
 }
 
-/// An error as the window sees it: a stable `code` to branch on and a readable `message`.
+/// An error as the window sees it: a stable `code` to branch on, a readable `message`, and
+/// for a refused declaration every problem it has.
 #[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
 #[error("{message}")]
 pub struct CommandError {
     pub code: String,
     pub message: String,
+    pub problems: Vec<ProblemDto>,
+}
+
+/// One problem of a declaration: where (a JSON Pointer), what is wrong, what would fix it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ProblemDto {
+    pub path: String,
+    pub message: String,
+    pub fix: String,
+}
+
+impl From<&swdesk_api::Problem> for ProblemDto {
+    fn from(problem: &swdesk_api::Problem) -> Self {
+        Self {
+            path: problem.path.clone(),
+            message: problem.message.clone(),
+            fix: problem.fix.clone(),
+        }
+    }
 }
 
 impl CommandError {
@@ -47,7 +67,14 @@ impl CommandError {
         Self {
             code: code.to_owned(),
             message: message.to_string(),
+            problems: Vec::new(),
         }
+    }
+
+    /// The same error, naming `problems`.
+    pub(crate) fn with_problems(mut self, problems: Vec<ProblemDto>) -> Self {
+        self.problems = problems;
+        self
     }
 }
 

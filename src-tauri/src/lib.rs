@@ -5,6 +5,7 @@
 
 pub mod bindings;
 mod commands;
+mod deployments;
 mod logging;
 mod session;
 mod startup;
@@ -36,7 +37,9 @@ pub fn run(process_start: Instant) {
             builder.mount_events(app);
             let data_dir = app.path().app_data_dir()?;
             let network_name = network.display_name.clone();
-            app.manage(Arc::new(Desk::new(network.clone(), Arc::new(SystemBrowser), data_dir)));
+            let desk = Arc::new(Desk::new(network.clone(), Arc::new(SystemBrowser), data_dir));
+            deployments::forward_live_events(app.handle().clone(), &desk);
+            app.manage(desk);
             tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             Ok(())
         })

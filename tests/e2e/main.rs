@@ -2,5 +2,6 @@
 //! tauri-driver. Each test opens its own app with its own home and saves screenshots of each
 //! step under `target/e2e/`.
 
+mod deployments;
 mod shell;
 mod sign_in;

@@ -4,37 +4,10 @@
 
 use std::time::Duration;
 
-use swdesk_devnet::{Account, Decision, SandboxPds};
-use swdesk_tests::AppWindow;
+use swdesk_devnet::SandboxPds;
+use swdesk_tests::{AppWindow, BROWSER_TIMEOUT, borrowed, sandbox_env};
 
 const ACCOUNT: &str = "section[aria-label='Account']";
-/// Sign-in waits for Chromium to sign in and approve (a few seconds; generous under load).
-const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The app's environment: the shared sandbox with `account` as its demo account, and Chromium
-/// playing the owner as the system browser.
-fn sandbox_env(pds: &SandboxPds, account: &Account) -> anyhow::Result<Vec<(&'static str, String)>> {
-    let mut info = pds.info().clone();
-    info.accounts = vec![account.clone()];
-    let mut env = vec![
-        ("SWDESK_SANDBOX", serde_json::to_string(&info)?),
-        (
-            "BROWSER",
-            swdesk_devnet::authorize::script().display().to_string(),
-        ),
-    ];
-    env.extend(swdesk_devnet::authorize::credentials_env(
-        account,
-        Decision::Approve,
-    ));
-    Ok(env)
-}
-
-fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
-    env.iter()
-        .map(|(name, value)| (*name, value.as_str()))
-        .collect()
-}
 
 #[tokio::test]
 async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() -> anyhow::Result<()>

@@ -17,7 +17,57 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
-use swdesk_devnet::SandboxPds;
+use swdesk_devnet::{Account, Decision, SandboxPds};
+
+/// The app's environment: the shared sandbox with `account` as its demo account, and Chromium
+/// playing the owner (signing in as `account`, approving) as the system browser.
+pub fn sandbox_env(
+    pds: &SandboxPds,
+    account: &Account,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let mut info = pds.info().clone();
+    info.accounts = vec![account.clone()];
+    let mut env = vec![
+        (SANDBOX_ENV, serde_json::to_string(&info)?),
+        (
+            "BROWSER",
+            swdesk_devnet::authorize::script().display().to_string(),
+        ),
+    ];
+    env.extend(swdesk_devnet::authorize::credentials_env(
+        account,
+        Decision::Approve,
+    ));
+    Ok(env)
+}
+
+/// `env` as the borrowed pairs [`AppWindow::open_with_env`] takes.
+pub fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect()
+}
+
+/// `env` with its (last) sandbox line naming `keychain` as the session's keychain entry, so a
+/// session one test leaves behind never reaches another test's window.
+fn with_own_keychain(
+    mut env: Vec<(String, String)>,
+    keychain: &str,
+) -> anyhow::Result<Vec<(String, String)>> {
+    if let Some((_, line)) = env.iter_mut().rev().find(|(name, _)| name == SANDBOX_ENV) {
+        let mut value: serde_json::Value = serde_json::from_str(line)?;
+        if let Some(fields) = value.as_object_mut() {
+            fields
+                .entry("keychain")
+                .or_insert_with(|| serde_json::Value::from(keychain));
+        }
+        *line = value.to_string();
+    }
+    Ok(env)
+}
+
+/// How long a sign-in may wait for Chromium to sign in and approve (generous under load).
+pub const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The variable that hands the sandbox to the app (see `swdesk-api`'s network).
 pub const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
@@ -57,6 +107,8 @@ impl AppWindow {
             env.iter()
                 .map(|(name, value)| ((*name).to_owned(), (*value).to_owned())),
         );
+        let keychain = format!("e2e-{test_name}-{}", std::process::id());
+        let merged = with_own_keychain(merged, &keychain)?;
         let mut window = Self::launch(test_name, home, merged, 0).await?;
         window.sandbox = Some(sandbox);
         Ok(window)

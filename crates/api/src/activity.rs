@@ -43,7 +43,7 @@ pub struct SyncView {
     pub running: bool,
     /// In how many milliseconds the controller looks at it again on its own (a retry or a
     /// planned write).
-    pub next_run_in_ms: Option<u64>,
+    pub next_run_in_ms: Option<u32>,
     /// The last reconcile's error.
     pub last_error: Option<String>,
     /// Consecutive failed reconciles.
@@ -117,7 +117,7 @@ pub enum Activity {
     #[serde(rename_all = "camelCase")]
     Finished {
         /// In how many milliseconds it runs again on its own.
-        next_in_ms: Option<u64>,
+        next_in_ms: Option<u32>,
     },
     /// A reconcile failed; it is retried after `retryInMs`.
     #[serde(rename_all = "camelCase")]
@@ -127,14 +127,14 @@ pub enum Activity {
         /// Consecutive failures.
         failures: u32,
         /// In how many milliseconds it is retried.
-        retry_in_ms: Option<u64>,
+        retry_in_ms: Option<u32>,
     },
     /// A reconcile outlasted the shutdown and was stopped.
     CutOff,
     /// Every object of the kind was looked at again.
     Resynced {
         /// How many.
-        objects: usize,
+        objects: u32,
     },
     /// The periodic look could not list the objects.
     ResyncFailed {
@@ -171,9 +171,13 @@ impl ActivityEvent {
                 },
             ),
             RuntimeEvent::CutOff { key } => (key.kind, Some(key.name), Activity::CutOff),
-            RuntimeEvent::Resynced { kind, keys } => {
-                (kind, None, Activity::Resynced { objects: keys })
-            }
+            RuntimeEvent::Resynced { kind, keys } => (
+                kind,
+                None,
+                Activity::Resynced {
+                    objects: u32::try_from(keys).unwrap_or(u32::MAX),
+                },
+            ),
             RuntimeEvent::ResyncFailed { kind, error } => {
                 (kind, None, Activity::ResyncFailed { error })
             }
@@ -187,15 +191,16 @@ impl ActivityEvent {
     }
 }
 
-fn delay(action: Action) -> Option<u64> {
+fn delay(action: Action) -> Option<u32> {
     match action {
         Action::RequeueAfter(delay) => Some(millis(delay)),
         Action::AwaitChange => None,
     }
 }
 
-fn millis(span: Duration) -> u64 {
-    u64::try_from(span.as_millis()).unwrap_or(u64::MAX)
+/// Milliseconds, saturating at about 49 days (the window's numbers are 32-bit safe).
+fn millis(span: Duration) -> u32 {
+    u32::try_from(span.as_millis()).unwrap_or(u32::MAX)
 }
 
 /// Every kind's events merged into one stream, stamped as they arrive; it ends when the

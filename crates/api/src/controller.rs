@@ -75,6 +75,8 @@ pub enum LiveEvent {
     Deployment(DeploymentChange),
     /// A step of the controller.
     Activity(ActivityEvent),
+    /// An account's controller started (`true`: its deployments can be read now) or stopped.
+    ControllerRunning(bool),
 }
 
 impl AccountController {

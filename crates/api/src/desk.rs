@@ -214,6 +214,7 @@ impl Desk {
     pub async fn sign_out(&self) -> Result<(), SessionError> {
         if let Some(controller) = self.controller.lock().await.take() {
             controller.stop().await;
+            let _no_window = self.live.send(LiveEvent::ControllerRunning(false));
         }
         self.sessions.sign_out().await
     }
@@ -255,6 +256,7 @@ impl Desk {
             Ok(controller) => {
                 controller.forward(&self.live);
                 *running = Some(controller);
+                let _no_window = self.live.send(LiveEvent::ControllerRunning(true));
                 *error = None;
             }
             Err(failure) => {

@@ -16,7 +16,11 @@ pub mod desk;
 pub mod network;
 pub mod session;
 
-pub use desk::Desk;
+pub use desk::{Desk, DeskError};
 pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};
+pub use swdesk_controller::kinds::deployment::Resolution;
+pub use swdesk_core::infra::DeploymentKind;
+pub use swdesk_core::name::Name;
+pub use swdesk_lexicon::Problem;

@@ -40,6 +40,10 @@ struct SandboxLine {
     plc_url: Url,
     #[serde(default)]
     accounts: Vec<DemoAccount>,
+    /// The keychain entry to keep the session in, instead of one per sandbox port (each window
+    /// of the end-to-end suite has its own, so one test's session never leaks into the next).
+    #[serde(default)]
+    keychain: Option<String>,
 }
 
 /// The network the app talks to.
@@ -83,10 +87,12 @@ impl Network {
             .map_err(|error| NetworkError::Sandbox(error.to_string()))?;
         Ok(Self {
             display_name: "Local sandbox".to_owned(),
-            keychain_name: format!(
-                "sandbox-{}",
-                line.pds_url.port_or_known_default().unwrap_or(0)
-            ),
+            keychain_name: line.keychain.unwrap_or_else(|| {
+                format!(
+                    "sandbox-{}",
+                    line.pds_url.port_or_known_default().unwrap_or(0)
+                )
+            }),
             oauth: OAuthConfig {
                 identity: IdentityConfig::sandbox(line.plc_url, line.pds_url),
                 client: ClientKind::Loopback,

@@ -1,0 +1,187 @@
+//! The deployment commands and the live events of the window: each command is a thin wrapper
+//! over [`swdesk_api::Desk`] (the signed-in account's store and controller); the events carry
+//! every deployment change and every controller step as they happen, so the window never polls.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use swdesk_api::activity::{ActivityEvent, SyncView};
+use swdesk_api::controller::LiveEvent;
+use swdesk_api::deployments::{
+    ContractIntent, DeploymentChange, DeploymentDetail, DeploymentRow, IntentError,
+};
+use swdesk_api::{DeploymentKind, Desk, DeskError, Name, Resolution};
+use tauri::AppHandle;
+use tauri_specta::Event;
+
+use crate::commands::{CommandError, ProblemDto};
+
+/// A deployment changed in the store (its row now, or none once it is gone).
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct DeploymentChanged(pub DeploymentChange);
+
+/// A step of the controller, for the Activity view.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct ControllerActivity(pub ActivityEvent);
+
+/// The account's controller started (its deployments can be read) or stopped.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct ControllerRunning(pub bool);
+
+/// Which kind of deployment a command is about.
+#[derive(Debug, Clone, Copy, Deserialize, Type)]
+pub enum Kind {
+    Infra,
+    EphemeralInfra,
+}
+
+impl From<Kind> for DeploymentKind {
+    fn from(kind: Kind) -> Self {
+        match kind {
+            Kind::Infra => DeploymentKind::Infra,
+            Kind::EphemeralInfra => DeploymentKind::EphemeralInfra,
+        }
+    }
+}
+
+/// One deployment with what the controller knows of it.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentView {
+    pub detail: DeploymentDetail,
+    pub sync: Option<SyncView>,
+}
+
+/// The owner's answer to a conflict.
+#[derive(Debug, Clone, Copy, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub enum Keep {
+    /// This device's declaration is written to the record.
+    Local,
+    /// The record's declaration is applied here.
+    Record,
+}
+
+impl From<DeskError> for CommandError {
+    fn from(error: DeskError) -> Self {
+        let problems = match &error {
+            DeskError::Intent(IntentError::Invalid(problems)) => {
+                problems.iter().map(ProblemDto::from).collect()
+            }
+            _ => Vec::new(),
+        };
+        CommandError::new(error.code(), &error).with_problems(problems)
+    }
+}
+
+fn name(text: &str) -> Result<Name, CommandError> {
+    Name::parse(text).map_err(|error| CommandError::new("not-found", error))
+}
+
+/// Every deployment of the signed-in account.
+#[tauri::command]
+#[specta::specta]
+pub async fn deployments(
+    desk: tauri::State<'_, Arc<Desk>>,
+) -> Result<Vec<DeploymentRow>, CommandError> {
+    Ok(desk.deployments().await?)
+}
+
+/// One deployment with its contracts, conditions, record and controller state.
+#[tauri::command]
+#[specta::specta]
+pub async fn deployment(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+) -> Result<Option<DeploymentView>, CommandError> {
+    let found = desk.deployment(kind.into(), &self::name(&name)?).await?;
+    Ok(found.map(|(detail, sync)| DeploymentView { detail, sync }))
+}
+
+/// Creates or edits a deployment from its declaration (JSON text); refused whole, with every
+/// problem, when anything is wrong.
+#[tauri::command]
+#[specta::specta]
+pub async fn declare_deployment(
+    desk: tauri::State<'_, Arc<Desk>>,
+    declaration: String,
+) -> Result<DeploymentRow, CommandError> {
+    let value = serde_json::from_str(&declaration).map_err(|error| {
+        CommandError::new("invalid", "the declaration is not JSON").with_problems(vec![
+            ProblemDto {
+                path: String::new(),
+                message: format!("This is not JSON: {error}."),
+                fix: "Correct the JSON syntax.".to_owned(),
+            },
+        ])
+    })?;
+    Ok(desk.declare(value).await?)
+}
+
+/// Stages, requests or releases one contract.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_contract(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    contract: String,
+    intent: ContractIntent,
+) -> Result<(), CommandError> {
+    Ok(desk
+        .set_contract(kind.into(), self::name(&name)?, contract, intent)
+        .await?)
+}
+
+/// Ends a deployment: its contracts are released and its record stays, ended.
+#[tauri::command]
+#[specta::specta]
+pub async fn end_deployment(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+) -> Result<(), CommandError> {
+    Ok(desk.end(kind.into(), self::name(&name)?).await?)
+}
+
+/// Answers a deployment's conflict: keep this device's declaration, or take the record's.
+#[tauri::command]
+#[specta::specta]
+pub async fn resolve_conflict(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    keep: Keep,
+) -> Result<(), CommandError> {
+    let resolution = match keep {
+        Keep::Local => Resolution::KeepLocal,
+        Keep::Record => Resolution::TakeRecord,
+    };
+    Ok(desk
+        .resolve_conflict(kind.into(), &self::name(&name)?, resolution)
+        .await?)
+}
+
+/// Forwards the desk's live events to the window until the app ends.
+pub fn forward_live_events(app: AppHandle, desk: &Desk) {
+    let mut live = desk.live();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let sent = match live.recv().await {
+                Ok(LiveEvent::Deployment(change)) => DeploymentChanged(change).emit(&app),
+                Ok(LiveEvent::Activity(step)) => ControllerActivity(step).emit(&app),
+                Ok(LiveEvent::ControllerRunning(running)) => ControllerRunning(running).emit(&app),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "the window fell behind the live events");
+                    Ok(())
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            if let Err(error) = sent {
+                tracing::warn!(%error, "a live event could not reach the window");
+            }
+        }
+    });
+}

@@ -1,0 +1,153 @@
+//! Deployments from the window, against the sandbox's real PDS: a declaration with problems is
+//! refused naming each; a valid one is created, published (the record checked on the PDS), its
+//! contract requested (shown waiting, with what for) and released with one click (shown
+//! releasing at once, then released, and the record says so).
+
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_devnet::SandboxPds;
+use swdesk_tests::{AppWindow, BROWSER_TIMEOUT, borrowed, sandbox_env};
+
+/// Publishing, pulling and the controller's reaction take seconds; generous under load.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+async fn record(pds: &SandboxPds, did: &str, rkey: &str) -> anyhow::Result<Option<Value>> {
+    let url = format!(
+        "{}/xrpc/com.atproto.repo.getRecord?repo={did}&collection=computer.socialweb.infra&rkey={rkey}",
+        pds.info().pds_url
+    );
+    let response = reqwest::get(url).await?;
+    if !response.status().is_success() {
+        return Ok(None);
+    }
+    Ok(Some(response.json::<Value>().await?["value"].clone()))
+}
+
+/// Waits until the record at `rkey` satisfies `check`.
+async fn record_where(
+    pds: &SandboxPds,
+    did: &str,
+    rkey: &str,
+    check: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let deadline = std::time::Instant::now() + SYNC_TIMEOUT;
+    loop {
+        if let Some(found) = record(pds, did, rkey).await?.filter(|value| check(value)) {
+            return Ok(found);
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the record {rkey} never became as expected: {:?}",
+            record(pds, did, rkey).await?
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_deployment_is_declared_published_requested_and_released_with_one_click()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2edep").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("deployments", &borrowed(&env)).await?;
+    window.click("[data-action='sign-in']").await?;
+    window.click("[data-action='continue-in-browser']").await?;
+    window
+        .wait_for("[data-account-handle]", BROWSER_TIMEOUT)
+        .await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.screenshot("empty").await?;
+
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "Web_Server").await?;
+    window.type_into("#decl-contracts", "api, api").await?;
+    window.click("[data-action='save-declaration']").await?;
+    let problems = window
+        .wait_for_text("[data-testid='declaration-problems']", "Nothing was saved")
+        .await?;
+    assert!(problems.contains("metadata › name"), "{problems}");
+    assert!(problems.contains("spec › contracts › 1"), "{problems}");
+    window.screenshot("problems").await?;
+
+    window.type_into("#decl-name", "web").await?;
+    window
+        .type_into("#decl-description", "the web front")
+        .await?;
+    window.type_into("#decl-contracts", "api, worker").await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    let published = record_where(&pds, &account.did, "web", |_| true).await?;
+    assert_eq!(published["description"], "the web front");
+    assert_eq!(published["contracts"][1]["name"], "worker");
+    window.screenshot("published").await?;
+
+    window
+        .click("[data-testid='deployment-row'][data-name='web']")
+        .await?;
+    window
+        .wait_for_text(
+            "[data-testid='record-uri']",
+            &format!("at://{}/computer.socialweb.infra/web", account.did),
+        )
+        .await?;
+    window
+        .click("[data-contract='api'] [data-action='request']")
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='contract-phase']",
+            "Requesting",
+        )
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='waiting-for']",
+            "Waiting for",
+        )
+        .await?;
+    record_where(&pds, &account.did, "web", |record| {
+        record["contracts"][0]["state"] == "requested"
+    })
+    .await?;
+    window.screenshot("requested").await?;
+
+    window
+        .click("[data-contract='api'] [data-action='release']")
+        .await?;
+    let confirmation = window.text_of("[data-testid='confirm-message']").await?;
+    assert!(confirmation.contains("“api”"), "{confirmation}");
+    window.screenshot("release-confirmation").await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='contract-phase']",
+            "Releas",
+        )
+        .await?;
+    let released = record_where(&pds, &account.did, "web", |record| {
+        record["contracts"][0]["state"] == "released"
+            && record["contracts"][0]["releaseRequestedAt"].is_string()
+    })
+    .await?;
+    assert_eq!(
+        released["contracts"][1]["state"], "staged",
+        "only api was released"
+    );
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='contract-phase']",
+            "Released",
+        )
+        .await?;
+    window.screenshot("released").await?;
+    window.close().await
+}

@@ -1,0 +1,205 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyChange,
+  contractActions,
+  contractSummary,
+  countdown,
+  filterRows,
+  NO_FILTER,
+  newDeclaration,
+  phaseTone,
+  problemPlace,
+  readForm,
+  releaseConfirmation,
+  releaseOptimistically,
+  rollBack,
+  syncLabel,
+  waitingFor,
+  writeForm,
+  type Contract,
+  type Row,
+} from "./deployments";
+
+function row(name: string, overrides: Partial<Row> = {}): Row {
+  return {
+    kind: "Infra",
+    name,
+    description: null,
+    phase: "staged",
+    waiting: false,
+    contracts: [],
+    sync: "inSync",
+    syncMessage: null,
+    writtenHere: true,
+    writer: null,
+    expiresAt: null,
+    endedAt: null,
+    recordUri: null,
+    ...overrides,
+  };
+}
+
+function contract(overrides: Partial<Contract> = {}): Contract {
+  return {
+    name: "api",
+    state: "requested",
+    releaseRequestedAt: null,
+    phase: "requesting",
+    winner: null,
+    receipt: null,
+    message: null,
+    ...overrides,
+  };
+}
+
+describe("phase styling", () => {
+  it("tells resting, moving, failed and final phases apart", () => {
+    expect(["staged", "deployed"].map(phaseTone)).toEqual(["steady", "steady"]);
+    expect(["pending", "deploying", "releasing", "ending", "deleting", "requesting"].map(phaseTone)).toEqual(
+      Array(6).fill("waiting"),
+    );
+    expect(["degraded", "failed"].map(phaseTone)).toEqual(["bad", "bad"]);
+    expect(["released", "ended"].map(phaseTone)).toEqual(["final", "final"]);
+  });
+
+  it("shows a phase it does not know as in motion rather than as settled", () => {
+    expect(phaseTone("someNewPhase")).toBe("waiting");
+    expect(phaseTone(null)).toBe("waiting");
+  });
+});
+
+describe("waiting reasons", () => {
+  it("says what a requesting contract waits for, preferring the controller's own words", () => {
+    expect(waitingFor(contract())).toMatch(/bids/);
+    expect(waitingFor(contract({ message: "waiting for the market to be connected" }))).toBe(
+      "waiting for the market to be connected",
+    );
+  });
+
+  it("says a release waits for the provider, and a steady contract waits for nothing", () => {
+    expect(waitingFor(contract({ phase: "releasing" }))).toMatch(/confirm the release/);
+    expect(waitingFor(contract({ phase: "deployed", state: "requested" }))).toBeUndefined();
+    expect(waitingFor(contract({ phase: "released", state: "released" }))).toBeUndefined();
+  });
+
+  it("says an intent not acted on yet waits for the controller", () => {
+    expect(waitingFor(contract({ phase: "staged", state: "requested" }))).toMatch(/request/);
+    expect(waitingFor(contract({ phase: null }))).toMatch(/controller/);
+  });
+});
+
+describe("contract actions", () => {
+  it("offers release on a running or requested contract, and release again once released", () => {
+    expect(contractActions(contract({ phase: "deployed" }))).toEqual(["release"]);
+    expect(contractActions(contract({ phase: "releasing", state: "released" }))).toEqual(["releaseAgain"]);
+    expect(contractActions(contract({ phase: "failed", state: "released" }))).toEqual(["releaseAgain"]);
+    expect(contractActions(contract({ phase: "released", state: "released" }))).toEqual([]);
+  });
+
+  it("offers request on a staged contract", () => {
+    expect(contractActions(contract({ phase: "staged", state: "staged" }))).toEqual(["request"]);
+  });
+});
+
+describe("the list", () => {
+  const rows = [
+    row("api", { description: "Public API", phase: "deployed" }),
+    row("batch", { kind: "EphemeralInfra", phase: "deploying" }),
+    row("web", { description: "the web front" }),
+  ];
+
+  it("searches names and descriptions, case aside", () => {
+    expect(filterRows(rows, { ...NO_FILTER, search: "WEB" }).map((r) => r.name)).toEqual(["web"]);
+    expect(filterRows(rows, { ...NO_FILTER, search: "public" }).map((r) => r.name)).toEqual(["api"]);
+  });
+
+  it("filters by kind and by phase together", () => {
+    expect(filterRows(rows, { ...NO_FILTER, kind: "EphemeralInfra" }).map((r) => r.name)).toEqual(["batch"]);
+    expect(filterRows(rows, { ...NO_FILTER, kind: "Infra", phase: "deployed" }).map((r) => r.name)).toEqual(["api"]);
+  });
+
+  it("applies live changes: replace, insert in name order, remove", () => {
+    const replaced = applyChange(rows, { kind: "Infra", name: "api", row: row("api", { phase: "releasing" }) });
+    expect(replaced[0]?.phase).toBe("releasing");
+    const inserted = applyChange(rows, { kind: "Infra", name: "cache", row: row("cache") });
+    expect(inserted.map((r) => r.name)).toEqual(["api", "batch", "cache", "web"]);
+    const removed = applyChange(rows, { kind: "EphemeralInfra", name: "batch", row: null });
+    expect(removed.map((r) => r.name)).toEqual(["api", "web"]);
+    expect(applyChange(rows, { kind: "Infra", name: "batch", row: null })).toHaveLength(3);
+  });
+
+  it("sums up the contracts and the sync state in words", () => {
+    expect(contractSummary(row("a", { contracts: [{ phase: "deployed", count: 2 }, { phase: "requesting", count: 1 }] }))).toBe(
+      "2 deployed · 1 requesting",
+    );
+    expect(contractSummary(row("a"))).toBe("No contracts");
+    expect(syncLabel("offline")).toBe("Waiting to sync");
+  });
+});
+
+describe("the optimistic release", () => {
+  it("shows releasing at once and rolls back to exactly what was there when refused", () => {
+    const contracts = [contract({ name: "api", phase: "deployed" }), contract({ name: "db", phase: "deployed" })];
+    const { contracts: shown, pending } = releaseOptimistically("web", contracts, "api", "2026-12-03T10:00:00.000Z");
+    expect(shown[0]).toMatchObject({ phase: "releasing", state: "released", releaseRequestedAt: "2026-12-03T10:00:00.000Z" });
+    expect(shown[1]).toEqual(contracts[1]);
+    expect(rollBack(shown, pending!)).toEqual(contracts);
+  });
+
+  it("does nothing for a contract that is not there", () => {
+    const { pending } = releaseOptimistically("web", [contract()], "nope", "2026-12-03T10:00:00.000Z");
+    expect(pending).toBeUndefined();
+  });
+
+  it("names what will be released, and who releases it", () => {
+    const text = releaseConfirmation("web", contract({ winner: "did:plc:bidder" }), false);
+    expect(text).toContain("“api”");
+    expect(text).toContain("did:plc:bidder");
+    expect(text).toContain("Another device");
+  });
+});
+
+describe("the TTL countdown", () => {
+  const now = Date.parse("2026-12-03T10:00:00.000Z");
+  it("counts minutes and seconds, then hours, then says expired", () => {
+    expect(countdown("2026-12-03T10:04:05.000Z", now)).toBe("in 4 min 05 s");
+    expect(countdown("2026-12-03T12:10:00.000Z", now)).toBe("in 2 h 10 min");
+    expect(countdown("2026-12-03T09:59:59.000Z", now)).toBe("expired");
+  });
+});
+
+describe("the declaration editor", () => {
+  it("starts a declaration of each kind", () => {
+    expect(JSON.parse(newDeclaration("EphemeralInfra")).spec.ttlSeconds).toBe(3600);
+    expect(JSON.parse(newDeclaration("Infra")).kind).toBe("Infra");
+  });
+
+  it("writes the form's fields into the JSON and keeps everything else", () => {
+    const json = JSON.stringify({
+      kind: "Infra",
+      metadata: { name: "old", labels: { team: "a" } },
+      spec: { contracts: [{ name: "api", state: "requested", userData: "#!/bin/sh" }], secrets: [] },
+    });
+    const written = JSON.parse(writeForm(json, { name: "web", description: "front", contracts: ["api", "worker", ""] }));
+    expect(written.metadata).toEqual({ name: "web", labels: { team: "a" } });
+    expect(written.spec.description).toBe("front");
+    expect(written.spec.contracts).toEqual([
+      { name: "api", state: "requested", userData: "#!/bin/sh" },
+      { name: "worker", state: "staged" },
+    ]);
+    expect(written.spec.secrets).toEqual([]);
+    expect(readForm(JSON.stringify(written))).toEqual({
+      kind: "Infra",
+      name: "web",
+      description: "front",
+      contracts: ["api", "worker"],
+    });
+    expect(readForm("{ not json")).toBeUndefined();
+  });
+
+  it("says where a problem is in words", () => {
+    expect(problemPlace({ path: "/spec/contracts/1/name", message: "", fix: "" })).toBe("spec › contracts › 1 › name");
+    expect(problemPlace({ path: "", message: "", fix: "" })).toBe("the declaration");
+    expect(problemPlace({ path: "/metadata/labels/a~1b", message: "", fix: "" })).toBe("metadata › labels › a/b");
+  });
+});

@@ -1,0 +1,305 @@
+// View logic of the deployments: how a phase is styled, what a contract waits for, how the
+// sync state reads, search and filters, live changes applied to the list, the optimistic
+// release and its rollback, a TTL countdown. Pure functions over plain data, unit tested; the
+// components only render what these return.
+
+/** The facts of a row this module reads (the generated `DeploymentRow` has them all). */
+export interface Row {
+  kind: string;
+  name: string;
+  description: string | null;
+  phase: string;
+  waiting: boolean;
+  contracts: { phase: string; count: number }[];
+  sync: SyncState;
+  syncMessage: string | null;
+  writtenHere: boolean;
+  writer: string | null;
+  expiresAt: string | null;
+  endedAt: string | null;
+  recordUri: string | null;
+}
+
+export type SyncState =
+  | "inSync"
+  | "publishing"
+  | "pulling"
+  | "conflict"
+  | "offline"
+  | "invalid"
+  | "ending"
+  | "ended";
+
+/** A contract as the detail shows it (the generated `ContractView`). */
+export interface Contract {
+  name: string;
+  state: string;
+  releaseRequestedAt: string | null;
+  phase: string | null;
+  winner: string | null;
+  receipt: string | null;
+  message: string | null;
+}
+
+/** How a phase looks: steady (a resting state), waiting (something is in motion), bad, final. */
+export type PhaseTone = "steady" | "waiting" | "bad" | "final";
+
+const TONES: Record<string, PhaseTone> = {
+  pending: "waiting",
+  staged: "steady",
+  deploying: "waiting",
+  deployed: "steady",
+  releasing: "waiting",
+  released: "final",
+  degraded: "bad",
+  ending: "waiting",
+  deleting: "waiting",
+  ended: "final",
+  requesting: "waiting",
+  failed: "bad",
+};
+
+/** The tone of a deployment's or a contract's phase. */
+export function phaseTone(phase: string | null): PhaseTone {
+  return (phase && TONES[phase]) || "waiting";
+}
+
+/** A phase as a word for people: `deploying` → `Deploying`. */
+export function phaseLabel(phase: string | null): string {
+  if (!phase) return "Not looked at yet";
+  return phase.charAt(0).toUpperCase() + phase.slice(1);
+}
+
+/** What a contract waits for, in words, or `undefined` when it waits for nothing. */
+export function waitingFor(contract: Contract): string | undefined {
+  if (contract.phase === null) return "the controller to look at it";
+  switch (contract.phase) {
+    case "requesting":
+      return contract.message ?? "bids from the market, then the provider to start the guest";
+    case "releasing":
+      return contract.message ?? "the provider to confirm the release";
+    case "staged":
+      return contract.state === "requested" ? "the request to be sent" : undefined;
+    case "deployed":
+      return contract.state === "released" ? "the release to be sent" : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** What the owner can do with a contract now. */
+export function contractActions(contract: Contract): ("request" | "release" | "releaseAgain" | "stage")[] {
+  switch (contract.phase) {
+    case "released":
+      return [];
+    case "failed":
+      return contract.state === "released" ? ["releaseAgain"] : ["release"];
+    case "releasing":
+      return ["releaseAgain"];
+    case "deployed":
+    case "requesting":
+      return contract.state === "released" ? ["releaseAgain"] : ["release"];
+    default:
+      return contract.state === "requested" ? ["release", "stage"] : ["request"];
+  }
+}
+
+const SYNC_LABELS: Record<SyncState, string> = {
+  inSync: "In sync",
+  publishing: "Publishing",
+  pulling: "Pulled",
+  conflict: "Conflict",
+  offline: "Waiting to sync",
+  invalid: "Record invalid",
+  ending: "Ending",
+  ended: "Ended",
+};
+
+/** The sync state as a word for the list. */
+export function syncLabel(sync: SyncState): string {
+  return SYNC_LABELS[sync];
+}
+
+/** Whether the sync state needs the owner (a conflict, an invalid record). */
+export function syncNeedsOwner(sync: SyncState): boolean {
+  return sync === "conflict" || sync === "invalid";
+}
+
+/** `2 deployed · 1 requesting`, or `No contracts`. */
+export function contractSummary(row: Row): string {
+  if (row.contracts.length === 0) return "No contracts";
+  return row.contracts.map((group) => `${group.count} ${group.phase}`).join(" · ");
+}
+
+/** What the list shows: a search over name and description, and filters by kind and phase. */
+export interface ListFilter {
+  search: string;
+  kind: "all" | "Infra" | "EphemeralInfra";
+  phase: "all" | string;
+}
+
+export const NO_FILTER: ListFilter = { search: "", kind: "all", phase: "all" };
+
+/** The rows the filter keeps, in their order. */
+export function filterRows<R extends Row>(rows: readonly R[], filter: ListFilter): R[] {
+  const needle = filter.search.trim().toLowerCase();
+  return rows.filter(
+    (row) =>
+      (filter.kind === "all" || row.kind === filter.kind) &&
+      (filter.phase === "all" || row.phase === filter.phase) &&
+      (needle === "" ||
+        row.name.toLowerCase().includes(needle) ||
+        (row.description ?? "").toLowerCase().includes(needle)),
+  );
+}
+
+/** A change of one deployment as the shell sends it. */
+export interface Change<R extends Row> {
+  kind: string;
+  name: string;
+  row: R | null;
+}
+
+function sameDeployment(a: { kind: string; name: string }, b: { kind: string; name: string }): boolean {
+  return a.kind === b.kind && a.name === b.name;
+}
+
+function byName(a: Row, b: Row): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0;
+}
+
+/** The list after `change`: the row replaced, added in name order, or removed. */
+export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>): R[] {
+  const index = rows.findIndex((row) => sameDeployment(row, change));
+  if (change.row === null) {
+    return index < 0 ? [...rows] : [...rows.slice(0, index), ...rows.slice(index + 1)];
+  }
+  if (index >= 0) {
+    const next = [...rows];
+    next[index] = change.row;
+    return next;
+  }
+  const next = [...rows, change.row];
+  next.sort(byName);
+  return next;
+}
+
+/** A release shown before the shell confirms it, and how to undo it if refused. */
+export interface PendingRelease<C extends Contract> {
+  deployment: string;
+  contract: string;
+  previous: C;
+}
+
+/** The contracts with `name` shown as releasing at once (optimistic), and what undoes it. */
+export function releaseOptimistically<C extends Contract>(
+  deployment: string,
+  contracts: readonly C[],
+  name: string,
+  now: string,
+): { contracts: C[]; pending: PendingRelease<C> | undefined } {
+  const previous = contracts.find((contract) => contract.name === name);
+  if (!previous) return { contracts: [...contracts], pending: undefined };
+  const releasing: C = { ...previous, state: "released", releaseRequestedAt: now, phase: "releasing" };
+  return {
+    contracts: contracts.map((contract) => (contract.name === name ? releasing : contract)),
+    pending: { deployment, contract: name, previous },
+  };
+}
+
+/** The contracts with a refused release put back as they were. */
+export function rollBack<C extends Contract>(contracts: readonly C[], pending: PendingRelease<C>): C[] {
+  return contracts.map((contract) => (contract.name === pending.contract ? pending.previous : contract));
+}
+
+/** What the release confirmation says will happen. */
+export function releaseConfirmation(deployment: string, contract: Contract, writtenHere: boolean): string {
+  const guest = contract.winner ? ` rented from ${contract.winner}` : "";
+  const who = writtenHere
+    ? "This device releases it."
+    : "Another device writes this deployment: the release is written to the record, and that device releases it.";
+  return `Release contract “${contract.name}” of ${deployment}? The guest${guest} is torn down and cannot be brought back. ${who}`;
+}
+
+/** `in 4 min 05 s`, `in 2 h 10 min`, or `expired`, from now to `expiresAt`. */
+export function countdown(expiresAt: string, nowMs: number): string {
+  const left = Math.floor((Date.parse(expiresAt) - nowMs) / 1000);
+  if (Number.isNaN(left)) return "";
+  if (left <= 0) return "expired";
+  const hours = Math.floor(left / 3600);
+  const minutes = Math.floor((left % 3600) / 60);
+  const seconds = left % 60;
+  if (hours > 0) return `in ${hours} h ${String(minutes).padStart(2, "0")} min`;
+  return `in ${minutes} min ${String(seconds).padStart(2, "0")} s`;
+}
+
+/** A new deployment's declaration as the editor starts it. */
+export function newDeclaration(kind: "Infra" | "EphemeralInfra"): string {
+  const spec: Record<string, unknown> = {
+    description: "",
+    contracts: [{ name: "web", state: "staged" }],
+  };
+  if (kind === "EphemeralInfra") {
+    spec.ttlSeconds = 3600;
+    spec.endWhen = "complete";
+  }
+  return JSON.stringify({ kind, metadata: { name: "" }, spec }, null, 2);
+}
+
+/** The fields the form edits, read from the declaration's JSON (or `undefined` if unreadable). */
+export interface FormFields {
+  kind: string;
+  name: string;
+  description: string;
+  contracts: string[];
+}
+
+export function readForm(json: string): FormFields | undefined {
+  try {
+    const value = JSON.parse(json);
+    return {
+      kind: String(value.kind ?? ""),
+      name: String(value.metadata?.name ?? ""),
+      description: String(value.spec?.description ?? ""),
+      contracts: Array.isArray(value.spec?.contracts)
+        ? value.spec.contracts.map((contract: { name?: unknown }) => String(contract?.name ?? ""))
+        : [],
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The declaration with the form's fields written in, everything else kept; a new contract
+ * name becomes a staged contract, a removed one goes.
+ */
+export function writeForm(json: string, fields: Omit<FormFields, "kind">): string {
+  const value = JSON.parse(json);
+  value.metadata = { ...(value.metadata ?? {}), name: fields.name };
+  value.spec = { ...(value.spec ?? {}) };
+  if (fields.description === "") delete value.spec.description;
+  else value.spec.description = fields.description;
+  const existing: { name: string }[] = Array.isArray(value.spec.contracts) ? value.spec.contracts : [];
+  value.spec.contracts = fields.contracts
+    .filter((name) => name.trim() !== "")
+    .map((name) => existing.find((contract) => contract.name === name) ?? { name, state: "staged" });
+  return JSON.stringify(value, null, 2);
+}
+
+/** A problem of a refused declaration, with a place for people: `/spec/contracts/0/name`. */
+export interface Problem {
+  path: string;
+  message: string;
+  fix: string;
+}
+
+/** Where a problem is, for people: `spec › contracts › 1 › name`, or `the declaration`. */
+export function problemPlace(problem: Problem): string {
+  if (problem.path === "") return "the declaration";
+  return problem.path
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(" › ");
+}

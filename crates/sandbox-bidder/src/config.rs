@@ -1,0 +1,101 @@
+//! What starting the sandbox bidder takes: where identities resolve (the local PLC), the
+//! bidder's own account on the local PDS (where its offering, bids, grants, receipts and events
+//! are written), its attestation key, and its behaviour: the price it asks, and the test
+//! controls (refuse every RFP, bid slowly, fail the guest after an accept).
+//!
+//! Invariants: the account password is a [`Secret`] and the attestation key shows only its
+//! `did:key`; neither appears in `Debug`.
+
+use std::time::Duration;
+
+use swdesk_atproto::attestation::{AttestationKey, Curve};
+use swdesk_atproto::identity::IdentityConfig;
+use swdesk_atproto::oauth::Secret;
+use url::Url;
+
+/// The bidder's own account on the local PDS.
+#[derive(Debug, Clone)]
+pub struct BidderAccount {
+    /// The PDS the account lives on.
+    pub pds_url: Url,
+    /// Its handle or DID.
+    pub identifier: String,
+    /// Its password (or an app password).
+    pub password: Secret,
+}
+
+/// How the bidder answers: its price and the test controls.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Behaviour {
+    /// The price of a guest, a decimal such as `"0.25"` (the bid's `cost`); `None` bids free.
+    pub cost: Option<String>,
+    /// Refuse every RFP (answer `ok: false`, write no bid).
+    pub refuse: bool,
+    /// Wait this long before bidding.
+    pub bid_delay: Duration,
+    /// Write the receipt on accept, then let the guest fail instead of starting.
+    pub fail_after_accept: bool,
+}
+
+/// Everything [`crate::start`] takes.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The loopback port; 0 for any free one.
+    pub port: u16,
+    /// Where callers' DIDs resolve (the sandbox's PLC, http on localhost).
+    pub identity: IdentityConfig,
+    /// The bidder's own account.
+    pub account: BidderAccount,
+    /// The key of its inline signatures.
+    pub attestation_key: AttestationKey,
+    /// Its price and test controls (changeable while it runs).
+    pub behaviour: Behaviour,
+    /// How long a simulated guest takes from the receipt to `vm.started`, and again to
+    /// `vm.onNetwork`.
+    pub boot_step: Duration,
+    /// Added to the bidder's clock when checking a token's `exp` (tests of expired tokens).
+    pub clock_skew_seconds: i64,
+}
+
+impl Config {
+    /// A configuration with the defaults: any port, a fresh P-256 attestation key, free bids
+    /// at once, 300 ms boot steps, no clock skew.
+    pub fn new(identity: IdentityConfig, account: BidderAccount) -> Self {
+        Self {
+            port: 0,
+            identity,
+            account,
+            attestation_key: AttestationKey::generate(Curve::P256),
+            behaviour: Behaviour::default(),
+            boot_step: Duration::from_millis(300),
+            clock_skew_seconds: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_password_and_the_key_never_show_in_debug() {
+        let account = BidderAccount {
+            pds_url: Url::parse("http://localhost:2583").unwrap(),
+            identifier: "bidder.test".into(),
+            password: Secret::new("hunter2-very-secret"),
+        };
+        let config = Config::new(IdentityConfig::public(), account);
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("hunter2"));
+        let secret: String = config
+            .attestation_key
+            .to_secret_bytes()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        assert!(!debug.to_lowercase().contains(&secret));
+        assert!(debug.contains(&config.attestation_key.did_key()));
+    }
+}

@@ -1,0 +1,161 @@
+//! The simulated guest behind a receipt, and its release.
+//!
+//! Boot: one `boot_step` after the receipt the bidder writes `compute.events.vm.started` and a
+//! signed `market.event {receipt, payload}` carrying it, one more step later
+//! `compute.events.vm.onNetwork {address}` and its `market.event`, all in its own repo; when
+//! the accept named a `submitEvent` service of the requester, each `market.event` is also sent
+//! there (`market.submitEvent {uri, cid, record}`). Told to fail after accept, the guest goes
+//! to `Failed` at the first step and reports nothing.
+//!
+//! Release, `market.submitEvent {uri, cid, record}`: the caller's token names the event's
+//! author; the `market.event` must be in the caller's repo at that CID, signed, about one of the
+//! bidder's receipts, and carry a `compute.events.vm.delete` of the same author. Only the
+//! author of the receipt's accept may release: another account is refused with `Forbidden`
+//! (403). Then the guest is torn down (a second release of it is answered `ok` again).
+
+use std::sync::Arc;
+
+use serde_json::{Map, json};
+use swdesk_core::compute::StrongRef;
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
+    delete, on_network, started,
+};
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
+
+use crate::bidder::{Bidder, now_rfc3339, strong_json};
+use crate::records::{check_signed, fetch, parts, strong_ref};
+use crate::state::GuestPhase;
+use crate::xrpc::Refusal;
+
+/// Boots the guest of `receipt` in the background; `requester_events` is the accept's
+/// `submitEvent` service, if any.
+pub fn boot(bidder: Arc<Bidder>, receipt: StrongRef, requester_events: Option<String>) {
+    let fails = bidder.behaviour().fail_after_accept;
+    tokio::spawn(async move {
+        tokio::time::sleep(bidder.boot_step).await;
+        if fails {
+            bidder
+                .ledger
+                .advance(&receipt, GuestPhase::Provisioning, GuestPhase::Failed, None);
+            tracing::info!(receipt = %receipt.uri, "the simulated guest failed (as told)");
+            return;
+        }
+        let steps = [
+            (GuestPhase::Provisioning, GuestPhase::Started),
+            (GuestPhase::Started, GuestPhase::OnNetwork),
+        ];
+        for (index, (from, to)) in steps.into_iter().enumerate() {
+            if index > 0 {
+                tokio::time::sleep(bidder.boot_step).await;
+            }
+            if !report(&bidder, &receipt, from, to, requester_events.as_deref()).await {
+                return;
+            }
+        }
+    });
+}
+
+/// Writes (and sends) the event of the step `from` → `to`; false when the guest left `from`
+/// or the event could not be written.
+async fn report(
+    bidder: &Bidder,
+    receipt: &StrongRef,
+    from: GuestPhase,
+    to: GuestPhase,
+    requester_events: Option<&str>,
+) -> bool {
+    let Some(guest) = bidder.ledger.guest_where(|guest| &guest.receipt == receipt) else {
+        return false;
+    };
+    if guest.phase != from {
+        return false;
+    }
+    let (collection, payload) = match to {
+        GuestPhase::Started => (
+            started::NSID,
+            json!({"$type": started::NSID, "createdAt": now_rfc3339()}),
+        ),
+        _ => (
+            on_network::NSID,
+            json!({"$type": on_network::NSID, "address": guest.address, "createdAt": now_rfc3339()}),
+        ),
+    };
+    let written = async {
+        let payload = bidder.write(collection, &payload).await?;
+        let record = json!({"$type": event::NSID, "receipt": strong_json(receipt), "payload": strong_json(&payload), "signatures": []});
+        bidder.write_signed(event::NSID, &record).await
+    };
+    let (event_ref, record) = match written.await {
+        Ok(written) => written,
+        Err(refusal) => {
+            tracing::warn!(receipt = %receipt.uri, error = %refusal.message, "a guest event cannot be written");
+            return false;
+        }
+    };
+    if let Some(service) = requester_events {
+        let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
+        if let Err(error) = bidder
+            .call_service(service, submit_event::NSID, &body)
+            .await
+        {
+            tracing::warn!(%service, %error, "submitEvent to the requester failed");
+        }
+    }
+    bidder.ledger.advance(receipt, from, to, Some(event_ref))
+}
+
+/// Answers `submitEvent` from `issuer`: the release of a guest.
+pub async fn submit_event(
+    bidder: &Bidder,
+    issuer: &str,
+    input: submit_event::Input,
+) -> Result<submit_event::Output, Refusal> {
+    let reference = StrongRef {
+        uri: input.uri,
+        cid: input.cid,
+    };
+    let (author, collection, _) = parts(&reference.uri)?;
+    if collection != event::NSID {
+        return Err(Refusal::invalid(format!(
+            "{} is not a {}",
+            reference.uri,
+            event::NSID
+        )));
+    }
+    if author != issuer {
+        return Err(Refusal::forbidden(format!(
+            "the caller {issuer} did not author the event {}",
+            reference.uri
+        )));
+    }
+    let fetched = fetch(&bidder.resolver, &bidder.http, &reference).await?;
+    check_signed(&fetched.value, &author, "event")?;
+    let receipt = strong_ref(&fetched.value, "receipt")?;
+    let guest = bidder
+        .ledger
+        .guest_where(|guest| guest.receipt == receipt)
+        .ok_or_else(|| {
+            Refusal::invalid(format!("{} is not a receipt of this bidder", receipt.uri))
+        })?;
+    let payload = strong_ref(&fetched.value, "payload")?;
+    let (payload_author, payload_nsid, _) = parts(&payload.uri)?;
+    if payload_nsid != delete::NSID {
+        return Err(Refusal::invalid(format!(
+            "this bidder acts on {} events only, not {payload_nsid}",
+            delete::NSID
+        )));
+    }
+    if author != guest.accept_author || payload_author != author {
+        return Err(Refusal::forbidden(format!(
+            "only the author of the accept ({}) may release this guest",
+            guest.accept_author
+        )));
+    }
+    fetch(&bidder.resolver, &bidder.http, &payload).await?;
+    bidder.ledger.tear_down(&receipt, &reference);
+    tracing::info!(receipt = %receipt.uri, "the simulated guest is torn down");
+    Ok(submit_event::Output {
+        ok: true,
+        extra: Map::new(),
+    })
+}

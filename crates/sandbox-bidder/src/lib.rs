@@ -1,0 +1,182 @@
+//! The local sandbox's market bidder: the provider side of the compute market
+//! (`com.publicdomainrelay.temp.market.*`) on loopback, for `cargo xtask run` and the tests.
+//! **It is plainly a local sandbox**: its guests are simulated (no VM runs; each "boots" on a
+//! timer and reports a documentation address, see [`guest`]). What is real is everything a
+//! requester can check: its own account on the local PDS with a `market.offering` for
+//! `compute.vm`, its `did:web` document naming its services, service-auth JWTs verified against
+//! the caller's DID document from the local PLC, authorship of every record it is shown checked
+//! against the author's PDS at the given CID, and its bids, free grants, receipts and events
+//! written as signed records (inline `network.attested.signature`s by its attestation key) in
+//! its own repo.
+//!
+//! Map: [`config`] (what a start takes, the behaviour and test controls), [`did`] (its DID
+//! document and service references), [`auth`] (service-auth checks), [`xrpc`] (error answers),
+//! [`account`] (its PDS session), [`records`] (reading records by strong reference),
+//! [`bidder`] (the shared state), [`bidding`] (`submitRfp`), [`settlement`] (the free grant,
+//! `submitAccept`, the receipt), [`guest`] (the simulated guest, `submitEvent`), [`state`]
+//! (what it remembers, readable by tests), [`routes`].
+//!
+//! Invariants: every market method authenticates before it reads input; a record is acted on
+//! only when its author is the party the protocol names and it stands at the CID given; only
+//! the author of an accept releases its guest; no token, password or key is logged.
+
+pub mod account;
+pub mod auth;
+pub mod bidder;
+pub mod bidding;
+pub mod config;
+pub mod did;
+pub mod guest;
+pub mod records;
+pub mod routes;
+pub mod settlement;
+pub mod state;
+pub mod xrpc;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use serde_json::json;
+use swdesk_core::compute::StrongRef;
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::offering;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use url::Url;
+
+pub use config::{Behaviour, BidderAccount, Config};
+pub use state::{GuestPhase, Snapshot};
+
+/// Why the bidder did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The loopback port could not be bound.
+    #[error("the bidder could not listen on {address}: {source}")]
+    Bind {
+        /// Where it tried.
+        address: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bidder account could not sign in to its PDS.
+    #[error("the bidder account could not sign in: {0}")]
+    Account(#[from] account::AccountError),
+    /// Its offering could not be written.
+    #[error("the bidder's offering could not be written: {0}")]
+    Offering(String),
+}
+
+/// A started bidder; dropping it (or [`RunningBidder::stop`]) stops it.
+#[derive(Debug)]
+pub struct RunningBidder {
+    /// `http://localhost:<port>`.
+    pub url: Url,
+    /// `did:web:localhost%3A<port>`: the service DID, the `aud` of calls to it.
+    pub did: String,
+    /// The DID of its account on the PDS: the author of its offering, bids and receipts.
+    pub account: String,
+    /// Its `market.offering`.
+    pub offering: StrongRef,
+    bidder: Arc<bidder::Bidder>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningBidder {
+    /// What it remembers now: RFPs seen and refused, bids, grants, guests.
+    pub fn state(&self) -> Snapshot {
+        self.bidder.ledger.snapshot()
+    }
+
+    /// Changes its price and test controls for the next calls.
+    pub fn set_behaviour(&self, behaviour: Behaviour) {
+        self.bidder.set_behaviour(behaviour);
+    }
+
+    /// `did:web:…#temp_market`, as its offering and bids name it.
+    pub fn market_service(&self) -> String {
+        self.bidder.market_service()
+    }
+
+    /// The `did:key` of its attestation key.
+    pub fn attestation_did_key(&self) -> String {
+        self.bidder.key.did_key()
+    }
+
+    /// Stops serving and waits until the listener is closed.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningBidder {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Starts a bidder on `127.0.0.1` (the port from `config`, 0 for any free one): signs its
+/// account in, writes its offering, serves.
+pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
+    let address = SocketAddr::from(([127, 0, 0, 1], config.port));
+    let bind = |source| StartError::Bind { address, source };
+    let listener = tokio::net::TcpListener::bind(address).await.map_err(bind)?;
+    let port = listener.local_addr().map_err(bind)?.port();
+    let url = Url::parse(&format!("http://localhost:{port}"))
+        .map_err(|error| bind(std::io::Error::other(error)))?;
+    let did = format!("did:web:localhost%3A{port}");
+    let http = reqwest::Client::new();
+    let account = account::Account::sign_in(http.clone(), &config.account).await?;
+    let shared = Arc::new(bidder::Bidder::new(
+        config,
+        did.clone(),
+        url.clone(),
+        account,
+        http,
+    ));
+    let offering = write_offering(&shared).await?;
+    let app = routes::router(Arc::clone(&shared));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        if let Err(error) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!(%error, "the sandbox bidder stopped serving");
+        }
+    });
+    tracing::info!(%url, %did, "the sandbox bidder listens");
+    Ok(RunningBidder {
+        url,
+        did,
+        account: shared.account.did().to_owned(),
+        offering,
+        bidder: shared,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+/// Its `market.offering`: bids on `compute.vm`, at its `#temp_market` service.
+async fn write_offering(bidder: &bidder::Bidder) -> Result<StrongRef, StartError> {
+    let record = json!({
+        "$type": offering::NSID,
+        "endpointUrl": bidder.market_service(),
+        "appliesTo": [vm::NSID],
+        "createdAt": bidder::now_rfc3339(),
+    });
+    bidder
+        .write(offering::NSID, &record)
+        .await
+        .map_err(|refusal| StartError::Offering(refusal.message))
+}

@@ -15,6 +15,14 @@ const COMMANDS: &[&str] = &[
     "set_contract",
     "end_deployment",
     "resolve_conflict",
+    "clusters",
+    "create_cluster",
+    "control_plane",
+    "delete_cluster",
+    "revoke_identity",
+    "save_kubeconfig",
+    "apply_manifest",
+    "job",
 ];
 
 fn main() {

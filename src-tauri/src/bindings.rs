@@ -5,7 +5,7 @@
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{commands, deployments, session};
+use crate::{clusters, commands, deployments, session};
 
 /// Where the generated bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../ui/src/ipc/bindings.ts";
@@ -26,11 +26,20 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::set_contract,
             deployments::end_deployment,
             deployments::resolve_conflict,
+            clusters::clusters,
+            clusters::create_cluster,
+            clusters::control_plane,
+            clusters::delete_cluster,
+            clusters::revoke_identity,
+            clusters::save_kubeconfig,
+            clusters::apply_manifest,
+            clusters::job,
         ])
         .events(collect_events![
             deployments::DeploymentChanged,
             deployments::ControllerActivity,
             deployments::ControllerRunning,
+            clusters::ClustersChanged,
         ])
 }
 

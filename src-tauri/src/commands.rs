@@ -24,6 +24,8 @@ pub struct AppInfo {
     pub demo: Option<DemoAccount>,
     pub data_dir: String,
     pub log_dir: String,
+    /// Where kubeconfigs go by default (`~/.kube`).
+    pub kubeconfig_dir: String,
 }
 
 /// An account the local sandbox made for trying the app (a sandbox password, nothing real).
@@ -103,6 +105,7 @@ pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, C
             }),
         data_dir: dir(paths.app_data_dir())?,
         log_dir: dir(paths.app_log_dir())?,
+        kubeconfig_dir: dir(paths.home_dir().map(|home| home.join(".kube")))?,
     })
 }
 

@@ -173,6 +173,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::Deployment(change)) => DeploymentChanged(change).emit(&app),
                 Ok(LiveEvent::Activity(step)) => ControllerActivity(step).emit(&app),
                 Ok(LiveEvent::ControllerRunning(running)) => ControllerRunning(running).emit(&app),
+                Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "the window fell behind the live events");
                     Ok(())

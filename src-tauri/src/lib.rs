@@ -4,6 +4,7 @@
 //! [`commands`], and the window's TypeScript types are generated from them ([`bindings`]).
 
 pub mod bindings;
+mod clusters;
 mod commands;
 mod deployments;
 mod logging;

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_devnet::SandboxPds;
-use swdesk_tests::{AppWindow, BROWSER_TIMEOUT, borrowed, sandbox_env};
+use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 
-/// Publishing, pulling and the controller's reaction take seconds; generous under load.
-const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+/// Publishing, pulling and the controller's reaction take seconds, a status-only write of the
+/// record up to a minute (the progress-write policy); generous under load.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
 
 async fn record(pds: &SandboxPds, did: &str, rkey: &str) -> anyhow::Result<Option<Value>> {
     let url = format!(
@@ -52,11 +53,7 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     let account = pds.create_account("e2edep").await?;
     let env = sandbox_env(&pds, &account)?;
     let mut window = AppWindow::open_with_env("deployments", &borrowed(&env)).await?;
-    window.click("[data-action='sign-in']").await?;
-    window.click("[data-action='continue-in-browser']").await?;
-    window
-        .wait_for("[data-account-handle]", BROWSER_TIMEOUT)
-        .await?;
+    window.sign_in().await?;
     window.wait_for_text("main", "No deployments yet").await?;
     window.screenshot("empty").await?;
 
@@ -88,8 +85,16 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     assert_eq!(published["contracts"][1]["name"], "worker");
     window.screenshot("published").await?;
 
+    // The command palette opens it: Ctrl+K, a few letters, Enter.
+    window.press_command_key("k").await?;
     window
-        .click("[data-testid='deployment-row'][data-name='web']")
+        .type_into("[data-testid='command-palette'] input", "open web")
+        .await?;
+    window.find("[data-palette-item='open-Infra-web']").await?;
+    window.screenshot("palette").await?;
+    window.press_enter().await?;
+    window
+        .find("[data-testid='deployment-detail'][data-name='web']")
         .await?;
     window
         .wait_for_text(
@@ -150,4 +155,89 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
         .await?;
     window.screenshot("released").await?;
     window.close().await
+}
+
+#[tokio::test]
+async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2edev").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut laptop = AppWindow::open_with_env("laptop", &borrowed(&env)).await?;
+    laptop.sign_in().await?;
+    laptop.press_command_key("n").await?;
+    laptop.type_into("#decl-name", "shared").await?;
+    laptop.type_into("#decl-contracts", "api").await?;
+    laptop.click("[data-action='save-declaration']").await?;
+    laptop
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='shared'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    laptop
+        .click("[data-testid='deployment-row'][data-name='shared']")
+        .await?;
+    laptop
+        .click("[data-contract='api'] [data-action='request']")
+        .await?;
+    record_where(&pds, &account.did, "shared", |record| {
+        record["status"]["contracts"][0]["phase"] == "requesting"
+    })
+    .await?;
+
+    let mut desktop = AppWindow::open_with_env("desktop", &borrowed(&env)).await?;
+    desktop.sign_in().await?;
+    desktop
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='shared']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    desktop
+        .click("[data-testid='deployment-row'][data-name='shared']")
+        .await?;
+    desktop
+        .wait_for_text("[data-testid='deployment-detail']", "Written by")
+        .await?;
+    desktop
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='contract-phase']",
+            "Requesting",
+        )
+        .await?;
+    desktop.screenshot("follower").await?;
+    desktop
+        .click("[data-contract='api'] [data-action='release']")
+        .await?;
+    let confirmation = desktop.text_of("[data-testid='confirm-message']").await?;
+    assert!(
+        confirmation.contains("Another device writes this deployment"),
+        "{confirmation}"
+    );
+    desktop
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    let asked = record_where(&pds, &account.did, "shared", |record| {
+        record["contracts"][0]["state"] == "released"
+    })
+    .await?;
+    assert!(asked["contracts"][0]["releaseRequestedAt"].is_string());
+    let writer_phase = "[data-contract='api'] [data-testid='contract-phase']";
+    laptop
+        .wait_for_exact_text(writer_phase, "Released", SYNC_TIMEOUT)
+        .await?;
+    laptop.screenshot("released-by-the-writer").await?;
+    // The writer publishes its progress at most once a minute (SPEC §2): the follower sees the
+    // release in the record within that.
+    record_where(&pds, &account.did, "shared", |record| {
+        record["status"]["contracts"][0]["phase"] == "released"
+    })
+    .await?;
+    desktop
+        .wait_for_exact_text(writer_phase, "Released", SYNC_TIMEOUT)
+        .await?;
+    desktop.screenshot("released-from-the-follower").await?;
+    desktop.close().await?;
+    laptop.close().await
 }

@@ -2,6 +2,7 @@
 //! tauri-driver. Each test opens its own app with its own home and saves screenshots of each
 //! step under `target/e2e/`.
 
+mod clusters;
 mod deployments;
 mod shell;
 mod sign_in;

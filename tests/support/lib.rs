@@ -210,8 +210,22 @@ impl AppWindow {
     }
 
     pub async fn click(&self, css: &str) -> anyhow::Result<()> {
-        self.find(css).await?.click().await?;
+        self.visible(css).await?.click().await?;
         Ok(())
+    }
+
+    /// Waits for the element and scrolls it into view, as a person would before using it
+    /// (WebKitWebDriver refuses to touch an element outside the view).
+    async fn visible(&self, css: &str) -> anyhow::Result<Element> {
+        let element = self.find(css).await?;
+        let argument = serde_json::to_value(&element)?;
+        self.client
+            .execute(
+                "arguments[0].scrollIntoView({block: 'center'});",
+                vec![argument],
+            )
+            .await?;
+        Ok(element)
     }
 
     /// Waits until the element's text contains `expected`; fails naming what it saw last.
@@ -227,6 +241,49 @@ impl AppWindow {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Signs in from the account area with the sandbox's demo account (Chromium approves in
+    /// the authorization page) and waits until the window shows the account.
+    pub async fn sign_in(&self) -> anyhow::Result<()> {
+        self.click("[data-action='sign-in']").await?;
+        self.click("[data-action='continue-in-browser']").await?;
+        self.wait_for("[data-account-handle]", BROWSER_TIMEOUT)
+            .await?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout` until the element's whole text is `expected`.
+    pub async fn wait_for_exact_text(
+        &self,
+        css: &str,
+        expected: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let seen = self.text_of(css).await.unwrap_or_default();
+            if seen == expected {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("`{css}` never read {expected:?} within {timeout:?}; it read {seen:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Presses Enter where the focus is, as a user would.
+    pub async fn press_enter(&self) -> anyhow::Result<()> {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        use fantoccini::key::Key;
+        let enter = char::from(Key::Enter);
+        let keys = KeyActions::new("keyboard".to_owned())
+            .then(KeyAction::Down { value: enter })
+            .then(KeyAction::Up { value: enter });
+        self.client.perform_actions(keys).await?;
+        self.client.release_actions().await?;
+        Ok(())
     }
 
     /// Presses a key with the platform's command modifier (Ctrl here), as a user would.
@@ -266,7 +323,7 @@ impl AppWindow {
 
     /// Types `text` into the field matching the CSS selector, after clearing it.
     pub async fn type_into(&self, css: &str, text: &str) -> anyhow::Result<()> {
-        let field = self.find(css).await?;
+        let field = self.visible(css).await?;
         field.clear().await?;
         field.send_keys(text).await?;
         Ok(())

@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::cmd;
 use crate::paths::Paths;
-use crate::sandbox::{self, SandboxPds};
+use crate::sandbox::{self, SandboxGateway, SandboxPds};
 use crate::setup::{self, Purpose};
 
 /// The app binary's name (see `src-tauri/Cargo.toml`).
@@ -20,7 +20,17 @@ const DEMO_ACCOUNT: (&str, &str) = ("alice.test", "alice-sandbox");
 pub fn run(paths: &Paths) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Run)?;
     build_ui(paths)?;
-    cmd::run(cmd::cargo().args(["build", "--package", "swdesk-app", "--bin", APP_BINARY]))?;
+    cmd::run(cmd::cargo().args([
+        "build",
+        "--package",
+        "swdesk-app",
+        "--bin",
+        APP_BINARY,
+        "--package",
+        "swdesk-sandbox-gateway",
+        "--bin",
+        sandbox::GATEWAY_BINARY,
+    ]))?;
     anyhow::ensure!(
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some(),
         "no display to open the window on: run from a desktop session (or under xvfb-run)"
@@ -34,9 +44,10 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         DEMO_ACCOUNT.0,
         DEMO_ACCOUNT.1
     );
-    let outcome = cmd::run(
-        Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, pds.ready_line()),
-    );
+    let gateway = SandboxGateway::start(paths, &pds)?;
+    let line = sandbox::app_line(&pds, &gateway.did()?)?;
+    let outcome = cmd::run(Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, line));
+    drop(gateway);
     drop(pds);
     outcome
 }

@@ -20,12 +20,64 @@ pub const SANDBOX_PDS_ENV: &str = "SWDESK_SANDBOX_PDS";
 /// How long the harness may take to stop once asked.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A running sandbox PDS.
+/// A process of the sandbox that prints one JSON ready line on stdout and stops when its stdin
+/// closes (the PDS harness, the sandbox gateway).
 #[derive(Debug)]
-pub struct SandboxPds {
-    harness: Child,
+pub struct Harness {
+    child: Child,
     ready_line: String,
 }
+
+impl Harness {
+    /// Spawns `command` (stdin and stdout piped) and waits for its ready line.
+    fn spawn(mut command: Command, what: &str) -> anyhow::Result<Self> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        eprintln!("$ {} ({what})", crate::cmd::describe(&command));
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting {what}"))?;
+        let stdout = child.stdout.take().context("the process has no stdout")?;
+        let mut ready_line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut ready_line)
+            .with_context(|| format!("reading the ready line of {what}"))?;
+        anyhow::ensure!(
+            ready_line.trim_start().starts_with('{'),
+            "{what} did not start (see its output above)"
+        );
+        Ok(Self {
+            child,
+            ready_line: ready_line.trim().to_owned(),
+        })
+    }
+
+    /// The process's JSON ready line.
+    pub fn ready_line(&self) -> &str {
+        &self.ready_line
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running sandbox PDS.
+#[derive(Debug)]
+pub struct SandboxPds(Harness);
 
 impl SandboxPds {
     /// Starts the harness with `(handle, password)` accounts and waits for its ready line. With
@@ -37,57 +89,54 @@ impl SandboxPds {
         accounts: &[(&str, &str)],
     ) -> anyhow::Result<Self> {
         let mut command = Command::new("node");
-        command.arg("pds.mjs");
+        command.arg("pds.mjs").current_dir(paths.devnet_pds());
         if let Some(data) = data {
             std::fs::create_dir_all(data)?;
             command.arg("--data").arg(data);
         }
-        command
-            .current_dir(paths.devnet_pds())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
         for (handle, password) in accounts {
             command.arg("--account").arg(format!("{handle}:{password}"));
         }
-        eprintln!("$ {} (the sandbox PDS)", crate::cmd::describe(&command));
-        let mut harness = command
-            .spawn()
-            .context("starting the sandbox PDS (node pds.mjs)")?;
-        let stdout = harness.stdout.take().context("the harness has no stdout")?;
-        let mut ready_line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut ready_line)
-            .context("reading the sandbox PDS's ready line")?;
-        anyhow::ensure!(
-            ready_line.trim_start().starts_with('{'),
-            "the sandbox PDS did not start (see its output above)"
-        );
-        Ok(Self {
-            harness,
-            ready_line: ready_line.trim().to_owned(),
-        })
+        Harness::spawn(command, "the sandbox PDS").map(Self)
     }
 
     /// The harness's JSON ready line: URLs and accounts.
     pub fn ready_line(&self) -> &str {
-        &self.ready_line
+        self.0.ready_line()
     }
 }
 
-impl Drop for SandboxPds {
-    fn drop(&mut self) {
-        drop(self.harness.stdin.take());
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.harness.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.harness.kill();
-        let _ = self.harness.wait();
+/// The sandbox's cluster gateway (`swdesk-sandbox-gateway`), joined to a running PDS.
+#[derive(Debug)]
+pub struct SandboxGateway(Harness);
+
+impl SandboxGateway {
+    /// Starts the built gateway binary on `pds` and waits until it serves.
+    pub fn start(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Self> {
+        let mut command = Command::new(paths.binary("debug", GATEWAY_BINARY));
+        command.env(SANDBOX_PDS_ENV, pds.ready_line());
+        Harness::spawn(command, "the sandbox cluster gateway").map(Self)
     }
+
+    /// The gateway's `did:web`.
+    pub fn did(&self) -> anyhow::Result<String> {
+        let line: serde_json::Value = serde_json::from_str(self.0.ready_line())?;
+        line["did"]
+            .as_str()
+            .map(str::to_owned)
+            .context("the gateway's ready line names no did")
+    }
+}
+
+/// The gateway's binary (see `crates/sandbox-gateway`).
+pub const GATEWAY_BINARY: &str = "swdesk-sandbox-gateway";
+
+/// The PDS's ready line naming `gateway_did` as the network's cluster gateway: what the app
+/// reads from `SWDESK_SANDBOX`.
+pub fn app_line(pds: &SandboxPds, gateway_did: &str) -> anyhow::Result<String> {
+    let mut line: serde_json::Value = serde_json::from_str(pds.ready_line())?;
+    line["gatewayDid"] = serde_json::Value::from(gateway_did);
+    Ok(line.to_string())
 }
 
 /// `program args…` inside a private D-Bus session with an unlocked gnome-keyring whose data

@@ -133,6 +133,7 @@ async fn controller(agent: Agent, resolver: Resolver) -> ((Calls, Duration), (Ca
             ..Default::default()
         },
         remote_max_age: Duration::from_secs(1),
+        ..Default::default()
     };
     let engine = Engine::start(
         Arc::clone(&store),

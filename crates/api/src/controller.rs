@@ -77,6 +77,8 @@ pub enum LiveEvent {
     Activity(ActivityEvent),
     /// An account's controller started (`true`: its deployments can be read now) or stopped.
     ControllerRunning(bool),
+    /// The owner's clusters changed (or the connection to the gateway did).
+    Clusters(crate::clusters::ClustersView),
 }
 
 impl AccountController {

@@ -28,6 +28,7 @@ use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
 use crate::controller::OWN_INDEX;
+use crate::serde_name as text;
 
 /// How a deployment stands with its record, in one word for the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -551,14 +552,6 @@ fn phase_counts(status: &InfraStatus) -> Vec<PhaseCount> {
 
 fn pretty(value: &impl Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-/// The serde name of a unit enum value (`staged`, `requesting`, ...).
-fn text(value: &impl Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// What differs between the two deployment kinds for the list.

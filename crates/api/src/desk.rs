@@ -18,6 +18,7 @@ use swdesk_controller::kinds::deployment::Resolution;
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::timestamp::Clock;
+use swdesk_gateway::{Gateway, GatewayClient, GatewayClientConfig};
 use swdesk_store::{Store, StoreError};
 use tokio::sync::broadcast;
 
@@ -27,9 +28,14 @@ use swdesk_controller::EngineConfig;
 use tokio::sync::Mutex;
 
 use crate::activity::SyncView;
+use crate::clusters::{
+    self, Applied, ApplyRequest, ClusterError, ClusterSession, ClustersView, JobView,
+    SavedKubeconfig,
+};
 use crate::controller::{AccountController, ControllerError, LiveEvent};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::network::Network;
+use crate::serde_name;
 use crate::session::{SessionError, SessionView, Sessions};
 
 /// The session and the controller of the signed-in account.
@@ -40,6 +46,7 @@ pub struct Desk {
     controller: Mutex<Option<AccountController>>,
     controller_error: std::sync::Mutex<Option<String>>,
     live: broadcast::Sender<LiveEvent>,
+    clusters: std::sync::Mutex<Option<ClusterSession>>,
 }
 
 /// How many live events may wait for a slow window before the oldest are dropped.
@@ -60,6 +67,12 @@ pub enum DeskError {
     /// A conflict answer was refused (there is no conflict now, or the repo cannot be read).
     #[error("{0}")]
     Resolve(String),
+    /// This network has no cluster gateway.
+    #[error("this network has no cluster gateway")]
+    NoGateway,
+    /// A cluster call failed.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
 }
 
 impl DeskError {
@@ -70,6 +83,8 @@ impl DeskError {
             Self::Controller(_) => "controller",
             Self::Intent(intent) => intent.code(),
             Self::Resolve(_) => "resolve",
+            Self::NoGateway => "no-gateway",
+            Self::Cluster(cluster) => cluster.code(),
         }
     }
 }
@@ -88,6 +103,7 @@ impl Desk {
             controller: Mutex::new(None),
             controller_error: std::sync::Mutex::new(None),
             live: broadcast::channel(LIVE_BACKLOG).0,
+            clusters: std::sync::Mutex::new(None),
         }
     }
 
@@ -170,6 +186,121 @@ impl Desk {
             .map_err(|error| DeskError::Resolve(error.to_string()))
     }
 
+    /// The owner's clusters as the gateway's feed last described them.
+    pub fn clusters(&self) -> Result<ClustersView, DeskError> {
+        self.lock_clusters()
+            .as_ref()
+            .map(ClusterSession::view)
+            .ok_or_else(|| self.no_clusters())
+    }
+
+    /// Creates the cluster `name`.
+    pub async fn create_cluster(&self, name: &str) -> Result<String, DeskError> {
+        let phase = self
+            .gateway()?
+            .create_cluster(name)
+            .await
+            .map_err(ClusterError::from)?;
+        Ok(serde_name(&phase))
+    }
+
+    /// Starts (`up`) or stops the control plane of `name` (its store is kept).
+    pub async fn control_plane(&self, name: &str, up: bool) -> Result<String, DeskError> {
+        let gateway = self.gateway()?;
+        let phase = if up {
+            gateway.control_plane_up(name).await
+        } else {
+            gateway.control_plane_down(name).await
+        };
+        Ok(serde_name(&phase.map_err(ClusterError::from)?))
+    }
+
+    /// Deletes the cluster `name` (it drains, then goes).
+    pub async fn delete_cluster(&self, name: &str) -> Result<String, DeskError> {
+        let phase = self
+            .gateway()?
+            .delete_cluster(name)
+            .await
+            .map_err(ClusterError::from)?;
+        Ok(serde_name(&phase))
+    }
+
+    /// Revokes every grant of `did` on the cluster `name`.
+    pub async fn revoke_identity(&self, name: &str, did: &str) -> Result<(), DeskError> {
+        self.gateway()?
+            .revoke_identity(name, did)
+            .await
+            .map_err(ClusterError::from)?;
+        Ok(())
+    }
+
+    /// Saves a kubeconfig of `name` at `path` (mode 0600).
+    pub async fn save_kubeconfig(
+        &self,
+        name: &str,
+        ttl_seconds: Option<i64>,
+        no_expiry: bool,
+        path: &std::path::Path,
+    ) -> Result<SavedKubeconfig, DeskError> {
+        let lifetime = clusters::lifetime(ttl_seconds, no_expiry)?;
+        Ok(clusters::save_kubeconfig(&self.gateway()?, name, lifetime, path).await?)
+    }
+
+    /// Applies one object to a cluster server-side (or dry-runs it).
+    pub async fn apply(&self, request: ApplyRequest<'_>) -> Result<Applied, DeskError> {
+        Ok(clusters::apply(&self.gateway()?, request).await?)
+    }
+
+    /// A Job of a cluster, with its last log lines.
+    pub async fn job(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        tail_lines: u32,
+    ) -> Result<JobView, DeskError> {
+        Ok(clusters::job(&self.gateway()?, cluster, namespace, name, tail_lines).await?)
+    }
+
+    fn gateway(&self) -> Result<GatewayClient, DeskError> {
+        self.lock_clusters()
+            .as_ref()
+            .map(|session| session.client().clone())
+            .ok_or_else(|| self.no_clusters())
+    }
+
+    fn no_clusters(&self) -> DeskError {
+        if self.sessions.network().gateway_did.is_none() {
+            DeskError::NoGateway
+        } else {
+            DeskError::SignedOut
+        }
+    }
+
+    fn lock_clusters(&self) -> std::sync::MutexGuard<'_, Option<ClusterSession>> {
+        self.clusters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts following the signed-in owner's clusters, when the network has a gateway.
+    fn follow_clusters(&self, agent: &swdesk_atproto::Agent, resolver: &Resolver) {
+        let Some(did) = self.sessions.network().gateway_did.clone() else {
+            return;
+        };
+        let client = GatewayClient::new(
+            GatewayClientConfig::new(did, resolver.clone()),
+            agent.clone(),
+        );
+        let live = self.live.clone();
+        let session = ClusterSession::start(client, move |view| {
+            let _no_window = live.send(LiveEvent::Clusters(view));
+        });
+        if let Some(previous) = self.lock_clusters().replace(session) {
+            previous.stop();
+        }
+    }
+
     async fn read<T: Send + 'static>(
         &self,
         read: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
@@ -212,6 +343,9 @@ impl Desk {
 
     /// Stops the controller, then revokes and forgets the session.
     pub async fn sign_out(&self) -> Result<(), SessionError> {
+        if let Some(session) = self.lock_clusters().take() {
+            session.stop();
+        }
         if let Some(controller) = self.controller.lock().await.take() {
             controller.stop().await;
             let _no_window = self.live.send(LiveEvent::ControllerRunning(false));
@@ -245,6 +379,7 @@ impl Desk {
             self.sessions.network().oauth.identity.clone(),
             reqwest::Client::new(),
         );
+        self.follow_clusters(&agent, &resolver);
         let started =
             AccountController::start(&self.data_dir, agent, resolver, EngineConfig::default())
                 .await;

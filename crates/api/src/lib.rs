@@ -10,6 +10,7 @@
 //!   signed in.
 
 pub mod activity;
+pub mod clusters;
 pub mod controller;
 pub mod deployments;
 pub mod desk;
@@ -24,3 +25,11 @@ pub use swdesk_controller::kinds::deployment::Resolution;
 pub use swdesk_core::infra::DeploymentKind;
 pub use swdesk_core::name::Name;
 pub use swdesk_lexicon::Problem;
+
+/// The serde name of a unit enum value (`staged`, `Ready`, ...): how the window names phases.
+pub(crate) fn serde_name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}

@@ -40,6 +40,9 @@ struct SandboxLine {
     plc_url: Url,
     #[serde(default)]
     accounts: Vec<DemoAccount>,
+    /// The sandbox's cluster gateway (`did:web:localhost%3A<port>`), when one runs.
+    #[serde(default)]
+    gateway_did: Option<String>,
     /// The keychain entry to keep the session in, instead of one per sandbox port (each window
     /// of the end-to-end suite has its own, so one test's session never leaks into the next).
     #[serde(default)]
@@ -57,6 +60,9 @@ pub struct Network {
     pub oauth: OAuthConfig,
     /// The sandbox's demo account, if any.
     pub demo: Option<DemoAccount>,
+    /// The cluster gateway's DID (its endpoint comes from its DID document), if the network
+    /// has one.
+    pub gateway_did: Option<String>,
 }
 
 /// The network description could not be read.
@@ -99,6 +105,7 @@ impl Network {
                 callback_timeout: SIGN_IN_TIMEOUT,
             },
             demo: line.accounts.into_iter().next(),
+            gateway_did: line.gateway_did,
         })
     }
 
@@ -118,6 +125,7 @@ impl Network {
                 callback_timeout: SIGN_IN_TIMEOUT,
             },
             demo: None,
+            gateway_did: Some(swdesk_gateway::DEFAULT_GATEWAY_DID.to_owned()),
         })
     }
 }

@@ -1,7 +1,9 @@
 //! The running controller: one [`Controller`] per kind over one store, the owner's repo and a
 //! market, fed by the store's watch. Every committed change triggers its own object and, for a
 //! child (an AtprotoRecord, a ComputeContract), the deployment that owns it; each kind also
-//! lists all its objects at start and every resync period. The index writer runs beside them.
+//! lists all its objects at start and every resync period. The index writer runs beside them,
+//! and a poll lists the owner's collections every `remote_poll` so an edit made elsewhere is
+//! seen within that rather than at the next resync.
 //!
 //! Invariants: the watch is subscribed before the first listing, so no change falls between
 //! the two; a watcher that lags behind the store relists every kind instead of guessing; the
@@ -15,7 +17,7 @@ use std::time::Duration;
 
 use swdesk_core::collection::{EphemeralInfraCollectionSpec, InfraCollectionSpec};
 use swdesk_core::compute::ComputeContractSpec;
-use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
+use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, OwnerRef};
@@ -44,6 +46,9 @@ pub struct EngineConfig {
     pub controllers: ControllerConfig,
     /// How old a listing of the owner's records may be before it is read again.
     pub remote_max_age: Duration,
+    /// How often the owner's collections are listed to notice edits made elsewhere (another
+    /// device, another app): one page per 100 records; a difference looks at every object.
+    pub remote_poll: Duration,
 }
 
 impl Default for EngineConfig {
@@ -51,6 +56,7 @@ impl Default for EngineConfig {
         Self {
             controllers: ControllerConfig::default(),
             remote_max_age: Duration::from_secs(60),
+            remote_poll: Duration::from_secs(30),
         }
     }
 }
@@ -179,9 +185,16 @@ impl Engine {
             ),
         ];
         let triggers: Vec<Trigger> = controllers.iter().map(Controller::trigger).collect();
+        let poll = poll_remote(
+            Arc::clone(&view),
+            Arc::clone(&store),
+            triggers.clone(),
+            config.remote_poll,
+        );
         let tasks = vec![
             tokio::spawn(index.run()),
             tokio::spawn(route(store, watch, triggers)),
+            tokio::spawn(poll),
         ];
         Self {
             controllers,
@@ -285,11 +298,7 @@ async fn route(
     mut watch: tokio::sync::broadcast::Receiver<Event>,
     triggers: Vec<Trigger>,
 ) {
-    let send = |kind: Kind, name: Name| {
-        if let Some(trigger) = triggers.iter().find(|trigger| trigger.kind() == kind) {
-            let _stopped = trigger.schedule(name);
-        }
-    };
+    let send = |kind: Kind, name: Name| schedule(&triggers, kind, name);
     loop {
         match watch.recv().await {
             Ok(event) => {
@@ -308,6 +317,44 @@ async fn route(
                 relist(&store, &send).await;
             }
             Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Schedules `name` on the controller of `kind`.
+fn schedule(triggers: &[Trigger], kind: Kind, name: Name) {
+    if let Some(trigger) = triggers.iter().find(|trigger| trigger.kind() == kind) {
+        let _stopped = trigger.schedule(name);
+    }
+}
+
+/// Lists the owner's deployment collections every `period`; when a record differs from what
+/// the view held (an edit made elsewhere), every object is looked at again.
+async fn poll_remote<R: RecordRepo + 'static>(
+    view: Arc<RemoteView<R>>,
+    store: Arc<Store>,
+    triggers: Vec<Trigger>,
+    period: Duration,
+) {
+    let send = |kind: Kind, name: Name| schedule(&triggers, kind, name);
+    let collections =
+        [DeploymentKind::Infra, DeploymentKind::EphemeralInfra].map(DeploymentKind::collection);
+    let mut ticks = tokio::time::interval(period.max(Duration::from_millis(100)));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let mut changed = false;
+        for collection in collections {
+            match view.refresh(collection).await {
+                Ok(differs) => changed |= differs,
+                Err(error) => {
+                    tracing::debug!(%error, collection, "the owner's records could not be listed")
+                }
+            }
+        }
+        if changed {
+            tracing::debug!("a record changed elsewhere; looking at every object again");
+            relist(&store, &send).await;
         }
     }
 }
@@ -351,6 +398,14 @@ async fn relist(store: &Arc<Store>, send: &impl Fn(Kind, Name)) {
         (
             Kind::ComputeContract,
             lister::<ComputeContractSpec>(store).list().await,
+        ),
+        (
+            Kind::InfraCollection,
+            lister::<InfraCollectionSpec>(store).list().await,
+        ),
+        (
+            Kind::EphemeralInfraCollection,
+            lister::<EphemeralInfraCollectionSpec>(store).list().await,
         ),
     ] {
         for name in names.unwrap_or_default() {

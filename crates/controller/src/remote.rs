@@ -57,11 +57,20 @@ impl<R: RecordRepo> RemoteView<R> {
         collection: &str,
         rkey: &str,
     ) -> Result<Option<RemoteRecord>, RepoError> {
+        self.record_within(collection, rkey, self.max_age).await
+    }
+
+    /// The record `collection/rkey`, from a listing at most `max_age` old (fetched again if
+    /// older): for a reader that must see changes sooner than the view's own age.
+    pub async fn record_within(
+        &self,
+        collection: &str,
+        rkey: &str,
+        max_age: Duration,
+    ) -> Result<Option<RemoteRecord>, RepoError> {
         let snapshot = self.snapshot(collection);
         let mut snapshot = snapshot.lock().await;
-        let fresh = snapshot
-            .fetched_at
-            .is_some_and(|at| at.elapsed() < self.max_age);
+        let fresh = snapshot.fetched_at.is_some_and(|at| at.elapsed() < max_age);
         if !fresh {
             snapshot.records = self.fetch(collection).await?;
             snapshot.fetched_at = Some(Instant::now());
@@ -77,6 +86,19 @@ impl<R: RecordRepo> RemoteView<R> {
             Some(record) => snapshot.records.insert(rkey.to_owned(), record),
             None => snapshot.records.remove(rkey),
         };
+    }
+
+    /// Fetches `collection` now; answers whether any record differs from what the view held
+    /// (a write another device made). Writes this app noted are not a difference.
+    pub async fn refresh(&self, collection: &str) -> Result<bool, RepoError> {
+        let snapshot = self.snapshot(collection);
+        let mut snapshot = snapshot.lock().await;
+        let records = self.fetch(collection).await?;
+        let known = snapshot.fetched_at.is_some();
+        let changed = known && !same_cids(&snapshot.records, &records);
+        snapshot.records = records;
+        snapshot.fetched_at = Some(Instant::now());
+        Ok(changed)
     }
 
     /// Makes the next read of `collection` fetch it again.
@@ -117,4 +139,11 @@ impl<R: RecordRepo> RemoteView<R> {
             }
         }
     }
+}
+
+fn same_cids(a: &BTreeMap<String, RemoteRecord>, b: &BTreeMap<String, RemoteRecord>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, ra), (kb, rb))| ka == kb && ra.cid == rb.cid)
 }

@@ -54,6 +54,26 @@ pub(crate) fn replace(
     modify(tx, current, next, events)
 }
 
+/// Replaces the spec, labels, owner references and the status of `wanted`'s object together,
+/// if it is still at `wanted`'s version: one write, so nobody ever sees one without the other.
+pub(crate) fn replace_with_status(
+    tx: &Connection,
+    wanted: Raw,
+    events: &mut Vec<Event>,
+) -> Result<Raw, StoreError> {
+    let meta = &wanted.metadata;
+    let current = current_at(tx, wanted.kind, &meta.name, meta.resource_version)?;
+    let status = wanted.status.clone();
+    let next = match replaced(&current, wanted) {
+        Some(mut next) => {
+            next.status = status;
+            Some(next)
+        }
+        None => status_updated(&current, status),
+    };
+    modify(tx, current, next, events)
+}
+
 /// Replaces the status of the object of `kind` called `name`, if it is still at `version`.
 pub(crate) fn update_status(
     tx: &Connection,

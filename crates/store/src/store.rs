@@ -98,6 +98,18 @@ impl Store {
         typed(self.write(|tx, events| lifecycle::replace(tx, raw, events))?)
     }
 
+    /// Writes the spec, labels, owner references and the status of `object` in one write, if
+    /// the stored object is still at `object`'s `resourceVersion`: for a change whose spec and
+    /// status must never be seen apart (a pull and the declaration it agreed on). Bumps
+    /// `resourceVersion` once, and `generation` when the spec changed.
+    pub fn replace_with_status<R: Resource>(
+        &self,
+        object: &ObjectOf<R>,
+    ) -> Result<ObjectOf<R>, StoreError> {
+        let raw = to_raw::<R>(object)?;
+        typed(self.write(|tx, events| lifecycle::replace_with_status(tx, raw, events))?)
+    }
+
     /// Writes the status of `object` if the stored object is still at its `resourceVersion`.
     /// Bumps `resourceVersion`; never changes the spec or `generation`.
     pub fn update_status<R: Resource>(

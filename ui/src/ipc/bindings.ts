@@ -34,10 +34,30 @@ export const commands = {
 	endDeployment: (kind: Kind, name: string) => typedError<null, CommandError>(__TAURI_INVOKE("end_deployment", { kind, name })),
 	/**  Answers a deployment's conflict: keep this device's declaration, or take the record's. */
 	resolveConflict: (kind: Kind, name: string, keep: Keep) => typedError<null, CommandError>(__TAURI_INVOKE("resolve_conflict", { kind, name, keep })),
+	/**  The owner's clusters as last seen. */
+	clusters: () => typedError<ClustersView_Serialize, CommandError>(__TAURI_INVOKE("clusters")),
+	/**  Creates a cluster; answers its phase. */
+	createCluster: (name: string) => typedError<string, CommandError>(__TAURI_INVOKE("create_cluster", { name })),
+	/**  Starts (`up`) or stops a cluster's control plane; answers its phase. */
+	controlPlane: (name: string, up: boolean) => typedError<string, CommandError>(__TAURI_INVOKE("control_plane", { name, up })),
+	/**  Deletes a cluster (it drains, then goes); answers its phase. */
+	deleteCluster: (name: string) => typedError<string, CommandError>(__TAURI_INVOKE("delete_cluster", { name })),
+	/**  Revokes every grant of an identity on a cluster. */
+	revokeIdentity: (name: string, did: string) => typedError<null, CommandError>(__TAURI_INVOKE("revoke_identity", { name, did })),
+	/**
+	 *  Saves a kubeconfig of a cluster at `path` (mode 0600): for `ttl_seconds` (60..=86400, none
+	 *  for the gateway's default), or without expiry.
+	 */
+	saveKubeconfig: (name: string, ttlSeconds: number | null, noExpiry: boolean, path: string) => typedError<SavedKubeconfig_Serialize, CommandError>(__TAURI_INVOKE("save_kubeconfig", { name, ttlSeconds, noExpiry, path })),
+	/**  Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it. */
+	applyManifest: (cluster: string, manifest: string, dryRun: boolean, force: boolean) => typedError<Applied_Serialize, CommandError>(__TAURI_INVOKE("apply_manifest", { cluster, manifest, dryRun, force })),
+	/**  A Job of a cluster now, with its last log lines. */
+	job: (cluster: string, namespace: string, name: string) => typedError<JobView, CommandError>(__TAURI_INVOKE("job", { cluster, namespace, name })),
 };
 
 /** Events */
 export const events = {
+	clustersChanged: makeEvent<ClustersChanged_Serialize, ClustersChanged_Deserialize>("clusters-changed"),
 	controllerActivity: makeEvent<ControllerActivity_Serialize, ControllerActivity_Deserialize>("controller-activity"),
 	controllerRunning: makeEvent<ControllerRunning, ControllerRunning>("controller-running"),
 	deploymentChanged: makeEvent<DeploymentChanged_Serialize, DeploymentChanged_Deserialize>("deployment-changed"),
@@ -162,6 +182,8 @@ export type AppInfo_Deserialize = {
 	demo?: DemoAccount | null,
 	dataDir: string,
 	logDir: string,
+	/**  Where kubeconfigs go by default (`~/.kube`). */
+	kubeconfigDir: string,
 };
 
 /**  What the Settings screen shows about this installation. */
@@ -174,6 +196,130 @@ export type AppInfo_Serialize = {
 	demo: DemoAccount | null,
 	dataDir: string,
 	logDir: string,
+	/**  Where kubeconfigs go by default (`~/.kube`). */
+	kubeconfigDir: string,
+};
+
+/**  The result of applying (or dry-running) one object. */
+export type Applied = Applied_Serialize | Applied_Deserialize;
+
+/**  The result of applying (or dry-running) one object. */
+export type Applied_Deserialize = {
+	/**  The object's kind. */
+	kind: string,
+	/**  Its name. */
+	name: string,
+	/**  Its uid. */
+	uid?: string | null,
+	/**  Its resource version after the apply (unchanged by a dry run). */
+	resourceVersion?: string | null,
+	/**  Its generation. */
+	generation?: number | null,
+	/**  The object as the server has it (or would have it), pretty JSON. */
+	object: string,
+	/**  The manifest as sent, pretty JSON (the window diffs the two). */
+	sent: string,
+	/**  Whether it was a dry run (nothing stored). */
+	dryRun: boolean,
+};
+
+/**  The result of applying (or dry-running) one object. */
+export type Applied_Serialize = {
+	/**  The object's kind. */
+	kind: string,
+	/**  Its name. */
+	name: string,
+	/**  Its uid. */
+	uid: string | null,
+	/**  Its resource version after the apply (unchanged by a dry run). */
+	resourceVersion: string | null,
+	/**  Its generation. */
+	generation: number | null,
+	/**  The object as the server has it (or would have it), pretty JSON. */
+	object: string,
+	/**  The manifest as sent, pretty JSON (the window diffs the two). */
+	sent: string,
+	/**  Whether it was a dry run (nothing stored). */
+	dryRun: boolean,
+};
+
+/**  One cluster, as the list shows it. */
+export type ClusterRow = ClusterRow_Serialize | ClusterRow_Deserialize;
+
+/**  One cluster, as the list shows it. */
+export type ClusterRow_Deserialize = {
+	/**  Its name. */
+	name: string,
+	/**  `Unavailable`, `Initializing`, `Ready` or `Draining`. */
+	phase: string,
+	/**  Whether the phase waits for the gateway (`Initializing`, `Draining`). */
+	waiting: boolean,
+	/**  Whether the control plane runs. */
+	running?: boolean | null,
+	/**  The instance serving it. */
+	instance?: string | null,
+	/**  Whether teardown is blocked (something still holds it). */
+	teardownBlocked?: boolean | null,
+	/**  The API server URL. */
+	server?: string | null,
+	/**  Its nodes. */
+	nodes: NodeRow_Deserialize[],
+	/**  Its members. */
+	members: MemberRow_Deserialize[],
+};
+
+/**  One cluster, as the list shows it. */
+export type ClusterRow_Serialize = {
+	/**  Its name. */
+	name: string,
+	/**  `Unavailable`, `Initializing`, `Ready` or `Draining`. */
+	phase: string,
+	/**  Whether the phase waits for the gateway (`Initializing`, `Draining`). */
+	waiting: boolean,
+	/**  Whether the control plane runs. */
+	running: boolean | null,
+	/**  The instance serving it. */
+	instance: string | null,
+	/**  Whether teardown is blocked (something still holds it). */
+	teardownBlocked: boolean | null,
+	/**  The API server URL. */
+	server: string | null,
+	/**  Its nodes. */
+	nodes: NodeRow_Serialize[],
+	/**  Its members. */
+	members: MemberRow_Serialize[],
+};
+
+/**  The owner's clusters changed, or the connection to the gateway did. */
+export type ClustersChanged = ClustersChanged_Serialize | ClustersChanged_Deserialize;
+
+/**  The owner's clusters changed, or the connection to the gateway did. */
+export type ClustersChanged_Deserialize = ClustersView_Deserialize;
+
+/**  The owner's clusters changed, or the connection to the gateway did. */
+export type ClustersChanged_Serialize = ClustersView_Serialize;
+
+/**  How the window's view of the clusters stands with the gateway. */
+export type ClustersView = ClustersView_Serialize | ClustersView_Deserialize;
+
+/**  How the window's view of the clusters stands with the gateway. */
+export type ClustersView_Deserialize = {
+	/**  Every cluster, by name. */
+	clusters: ClusterRow_Deserialize[],
+	/**  `connecting`, `live`, `reconnecting` or `failed`. */
+	connection: string,
+	/**  Why it is not live, in words. */
+	message?: string | null,
+};
+
+/**  How the window's view of the clusters stands with the gateway. */
+export type ClustersView_Serialize = {
+	/**  Every cluster, by name. */
+	clusters: ClusterRow_Serialize[],
+	/**  `connecting`, `live`, `reconnecting` or `failed`. */
+	connection: string,
+	/**  Why it is not live, in words. */
+	message: string | null,
 };
 
 /**
@@ -198,6 +344,16 @@ export type ConditionView = {
 	message: string,
 	/**  Since when (RFC 3339). */
 	since: string,
+};
+
+/**  One container's log. */
+export type ContainerLog = {
+	/**  `pod/container`. */
+	source: string,
+	/**  The log's text. */
+	log: string,
+	/**  Whether the log was cut at the cap. */
+	truncated: boolean,
 };
 
 /**  What the owner asks of one contract. */
@@ -429,6 +585,16 @@ export type DeploymentView_Serialize = {
 	sync: SyncView_Serialize | null,
 };
 
+/**  A Job as the window follows it. */
+export type JobView = {
+	/**  `Pending`, `Running`, `Succeeded` or `Failed`. */
+	phase: string,
+	/**  Whether it has finished. */
+	finished: boolean,
+	/**  Each container's log (the last lines, capped). */
+	logs: ContainerLog[],
+};
+
 /**  The owner's answer to a conflict. */
 export type Keep = 
 /**  This device's declaration is written to the record. */
@@ -438,6 +604,64 @@ export type Keep =
 
 /**  Which kind of deployment a command is about. */
 export type Kind = "Infra" | "EphemeralInfra";
+
+/**  One member of a cluster: an identity with a grant. */
+export type MemberRow = MemberRow_Serialize | MemberRow_Deserialize;
+
+/**  One member of a cluster: an identity with a grant. */
+export type MemberRow_Deserialize = {
+	/**  The member's DID. */
+	did: string,
+	/**  Its name in the cluster. */
+	name?: string | null,
+	/**  Its grant's state. */
+	state?: string | null,
+};
+
+/**  One member of a cluster: an identity with a grant. */
+export type MemberRow_Serialize = {
+	/**  The member's DID. */
+	did: string,
+	/**  Its name in the cluster. */
+	name: string | null,
+	/**  Its grant's state. */
+	state: string | null,
+};
+
+/**  One node of a cluster: a NodeClaim and the Infra entry behind it. */
+export type NodeRow = NodeRow_Serialize | NodeRow_Deserialize;
+
+/**  One node of a cluster: a NodeClaim and the Infra entry behind it. */
+export type NodeRow_Deserialize = {
+	/**  The NodeClaim's name. */
+	name: string,
+	/**  Its phase (`Pending`, `Launched`, `Registered`, `Ready`, ...). */
+	phase?: string | null,
+	/**  The Kubernetes node, once registered. */
+	nodeName?: string | null,
+	/**  What it says about itself. */
+	message?: string | null,
+	/**  The Infra (in the gateway's account) whose contract runs it. */
+	infra?: string | null,
+	/**  That Infra's contract entry. */
+	contract?: string | null,
+};
+
+/**  One node of a cluster: a NodeClaim and the Infra entry behind it. */
+export type NodeRow_Serialize = {
+	/**  The NodeClaim's name. */
+	name: string,
+	/**  Its phase (`Pending`, `Launched`, `Registered`, `Ready`, ...). */
+	phase: string | null,
+	/**  The Kubernetes node, once registered. */
+	nodeName: string | null,
+	/**  What it says about itself. */
+	message: string | null,
+	/**  The Infra (in the gateway's account) whose contract runs it. */
+	infra: string | null,
+	/**  That Infra's contract entry. */
+	contract: string | null,
+};
 
 /**  A deployment's contracts in one phase. */
 export type PhaseCount = {
@@ -452,6 +676,33 @@ export type ProblemDto = {
 	path: string,
 	message: string,
 	fix: string,
+};
+
+/**  A kubeconfig saved to a file. */
+export type SavedKubeconfig = SavedKubeconfig_Serialize | SavedKubeconfig_Deserialize;
+
+/**  A kubeconfig saved to a file. */
+export type SavedKubeconfig_Deserialize = {
+	/**  Where it is (mode 0600). */
+	path: string,
+	/**  The API server it points at. */
+	server: string,
+	/**  When its client certificate expires (RFC 3339), or `None` without expiry. */
+	expiresAt?: string | null,
+	/**  The identity the certificate names. */
+	subject: string,
+};
+
+/**  A kubeconfig saved to a file. */
+export type SavedKubeconfig_Serialize = {
+	/**  Where it is (mode 0600). */
+	path: string,
+	/**  The API server it points at. */
+	server: string,
+	/**  When its client certificate expires (RFC 3339), or `None` without expiry. */
+	expiresAt: string | null,
+	/**  The identity the certificate names. */
+	subject: string,
 };
 
 /**  The session as the window shows it. */

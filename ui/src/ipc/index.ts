@@ -8,6 +8,11 @@ import {
   type AccountDto as Account,
   type ActivityEvent_Serialize as ActivityEvent,
   type AppInfo,
+  type Applied_Serialize as Applied,
+  type ClusterRow_Serialize as ClusterRow,
+  type ClustersView_Serialize as ClustersView,
+  type JobView,
+  type SavedKubeconfig_Serialize as SavedKubeconfig,
   type CommandError,
   type ContractIntent,
   type ContractView_Serialize as ContractView,
@@ -27,6 +32,11 @@ export type {
   Account,
   ActivityEvent,
   AppInfo,
+  Applied,
+  ClusterRow,
+  ClustersView,
+  JobView,
+  SavedKubeconfig,
   CommandError,
   ContractIntent,
   ContractView,
@@ -133,4 +143,54 @@ export async function onControllerActivity(handle: (step: ActivityEvent) => void
 /** Calls `handle` when the account's controller starts (`true`) or stops (`false`). */
 export async function onControllerRunning(handle: (running: boolean) => void): Promise<() => void> {
   return events.controllerRunning.listen((event) => handle(event.payload));
+}
+
+/** The owner's clusters as the gateway's feed last described them. */
+export async function clusters(): Promise<ClustersView> {
+  return unwrap(await commands.clusters());
+}
+
+/** Creates a cluster; resolves to its phase. */
+export async function createCluster(name: string): Promise<string> {
+  return unwrap(await commands.createCluster(name));
+}
+
+/** Starts (`up`) or stops a cluster's control plane; resolves to its phase. */
+export async function controlPlane(name: string, up: boolean): Promise<string> {
+  return unwrap(await commands.controlPlane(name, up));
+}
+
+/** Deletes a cluster (it drains, then goes); resolves to its phase. */
+export async function deleteCluster(name: string): Promise<string> {
+  return unwrap(await commands.deleteCluster(name));
+}
+
+/** Revokes every grant of an identity on a cluster. */
+export async function revokeIdentity(name: string, did: string): Promise<void> {
+  unwrap(await commands.revokeIdentity(name, did));
+}
+
+/** Saves a kubeconfig (mode 0600) for `ttlSeconds` (null: the default) or without expiry. */
+export async function saveKubeconfig(
+  name: string,
+  ttlSeconds: number | null,
+  noExpiry: boolean,
+  path: string,
+): Promise<SavedKubeconfig> {
+  return unwrap(await commands.saveKubeconfig(name, ttlSeconds, noExpiry, path));
+}
+
+/** Applies one object (YAML or JSON) server-side, or dry-runs it. */
+export async function applyManifest(cluster: string, manifest: string, dryRun: boolean, force: boolean): Promise<Applied> {
+  return unwrap(await commands.applyManifest(cluster, manifest, dryRun, force));
+}
+
+/** A Job now, with its last log lines. */
+export async function job(cluster: string, namespace: string, name: string): Promise<JobView> {
+  return unwrap(await commands.job(cluster, namespace, name));
+}
+
+/** Calls `handle` whenever the owner's clusters (or the connection to the gateway) change. */
+export async function onClustersChanged(handle: (view: ClustersView) => void): Promise<() => void> {
+  return events.clustersChanged.listen((event) => handle(event.payload));
 }

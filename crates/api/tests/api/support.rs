@@ -24,6 +24,7 @@ pub fn quick_engine() -> EngineConfig {
             ..Default::default()
         },
         remote_max_age: Duration::from_secs(1),
+        ..Default::default()
     }
 }
 

@@ -71,3 +71,47 @@ async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it()
     assert_eq!(ended["status"]["phase"], "ended");
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_made_elsewhere_is_pulled_by_the_poll_long_before_the_resync() {
+    let world = World::new();
+    let config = EngineConfig {
+        remote_poll: Duration::from_millis(300),
+        remote_max_age: Duration::from_secs(3600),
+        ..EngineConfig::default()
+    };
+    let engine = Engine::start(
+        world.store.clone(),
+        world.repo.clone(),
+        Arc::new(Unconnected),
+        world.clock.clone(),
+        config,
+    );
+    let object = Object {
+        metadata: world.metadata("web"),
+        spec: InfraSpec {
+            description: Some("here".into()),
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    world.store.create::<InfraSpec>(&object).unwrap();
+    eventually("the record is published", || {
+        world.repo.value(OWNER, INFRA, "web").is_some()
+    })
+    .await;
+    let mut edited = world.repo.value(OWNER, INFRA, "web").unwrap();
+    edited["description"] = "edited on another device".into();
+    world.repo.write_directly(OWNER, INFRA, "web", edited);
+    eventually("the edit is pulled without waiting for the resync", || {
+        world
+            .store
+            .get::<InfraSpec>(&Name::parse("web").unwrap())
+            .unwrap()
+            .is_some_and(|object| {
+                object.spec.description.as_deref() == Some("edited on another device")
+            })
+    })
+    .await;
+    engine.shutdown(Duration::from_secs(5)).await;
+}

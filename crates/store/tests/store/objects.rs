@@ -166,3 +166,30 @@ fn objects_outlive_the_store_that_wrote_them() {
         Some(written)
     );
 }
+
+#[test]
+fn a_replace_with_status_writes_both_at_once_or_neither() {
+    let (_dir, store) = open();
+    let created = store.create(&infra("web", 1)).unwrap();
+    let mut watch = store.watch();
+    let mut wanted = described(created.clone(), "pulled");
+    wanted.status.phase = ObjectPhase::Deployed;
+    wanted.metadata.finalizers.push("sneaked".into());
+    let written = store.replace_with_status(&wanted).unwrap();
+    assert_eq!(written.spec.description.as_deref(), Some("pulled"));
+    assert_eq!(written.status.phase, ObjectPhase::Deployed);
+    assert_eq!(written.metadata.resource_version, 2, "one write");
+    assert_eq!(written.metadata.generation, 2);
+    assert!(written.metadata.finalizers.is_empty());
+    assert_eq!(watch.try_recv().unwrap().resource_version, 2);
+    assert!(watch.try_recv().is_err(), "one event");
+
+    let mut stale = described(created, "late");
+    stale.status.phase = ObjectPhase::Released;
+    assert!(matches!(
+        store.replace_with_status(&stale),
+        Err(StoreError::Conflict { .. })
+    ));
+    let stored = store.get::<InfraSpec>(&name("web")).unwrap().unwrap();
+    assert_eq!(stored, written, "a refused write changes nothing");
+}

@@ -3,22 +3,41 @@
 //! publishes, pulls the declaration, and pushes the owner's edits of the declaration (a
 //! release here is such an edit: `state: released` with a new `releaseRequestedAt`, which the
 //! writer's controller acts on). It never runs contracts and never makes a final write: the
-//! writer does both.
+//! writer does both. While the writer's record shows a phase in motion, a follower looks at it
+//! again every [`FOLLOW_REFRESH`] from a listing at most that old, so the owner sees a release
+//! or a deployment progress on every device within about that (plus the writer's once-a-minute
+//! progress writes); at rest it waits for the resync.
 //!
 //! Invariants: a follower's write replaces the declaration only, over exactly the record it
 //! read, keeping the writer's status and every other field; a follower that goes leaves the
 //! record as it is.
 
+use std::time::Duration;
+
 use swdesk_core::collection::FOLLOWER_LABEL;
 use swdesk_core::declaration::Declaration;
 use swdesk_core::infra::BoundRecord;
 use swdesk_core::repo::RecordRepo;
+use swdesk_core::rollup::ObjectPhase;
 use swdesk_core::sync::SyncAction;
 use swdesk_store::ObjectOf;
 
 use super::{Deployment, DeploymentReconciler, Observed, child_written, invalid, set_synced};
 use crate::context::ReconcileError;
 use crate::runtime::Action;
+
+/// How often a follower whose writer shows a phase in motion looks at the record again (a
+/// resting one waits for the resync): one listing page, shared by every follower.
+pub const FOLLOW_REFRESH: Duration = Duration::from_secs(20);
+
+/// What a follower asks for after showing the writer's `phase`.
+fn follow_again(phase: ObjectPhase) -> Action {
+    if phase.is_waiting() {
+        Action::RequeueAfter(FOLLOW_REFRESH)
+    } else {
+        Action::AwaitChange
+    }
+}
 
 /// Whether `object` follows a record another device writes.
 pub fn is_follower<D: Deployment>(object: &ObjectOf<D>) -> bool {
@@ -30,6 +49,21 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
     pub(super) async fn follow(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
         let now = self.context.now();
         let mut status = object.status.clone();
+        let in_motion = D::status(&object.status).phase.is_waiting();
+        if let Some(bound) = D::status(&object.status)
+            .record
+            .as_ref()
+            .filter(|_| in_motion)
+        {
+            // The writer's progress moves: read its record from a recent listing.
+            self.view
+                .record_within(
+                    D::DEPLOYMENT.collection(),
+                    bound.rkey.as_str(),
+                    FOLLOW_REFRESH,
+                )
+                .await?;
+        }
         let observed = match self.observe(object).await? {
             Ok(observed) => observed,
             Err(problems) => {
@@ -55,8 +89,9 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                     .map_err(invalid)?;
                 D::status_mut(&mut status).last_declaration_hash = Some(spec);
                 set_synced(D::status_mut(&mut status), true, "Following", "", now);
+                let again = follow_again(D::status(&status).phase);
                 self.write_status(object, status).await?;
-                Ok(Action::AwaitChange)
+                Ok(again)
             }
             SyncAction::Delete => {
                 let name = object.metadata.name.clone();

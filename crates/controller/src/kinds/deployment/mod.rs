@@ -399,13 +399,26 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         else {
             return Ok(Action::AwaitChange);
         };
+        let now = self.context.now();
+        let agreed = D::status_mut(&mut status);
+        agreed.last_declaration_hash = Some(facts.hash);
+        set_synced(
+            agreed,
+            true,
+            "Pulled",
+            "the record's declaration was applied here",
+            now,
+        );
+        // The declaration and the hash it agrees on are written together: an owner's edit
+        // landing between the two would otherwise look like a conflict.
         let mut pulled = object.clone();
         let infra = pulled.spec.infra_mut();
         infra.description = facts.description.clone();
         infra.contracts = facts.contracts.clone();
+        pulled.status = status;
         let pulled = self
             .context
-            .store(move |store| store.replace::<D>(&pulled))
+            .store(move |store| store.replace_with_status::<D>(&pulled))
             .await?;
         let child = self.child(&pulled).await?;
         self.apply_child(
@@ -416,17 +429,6 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             Some(remote.cid.clone()),
         )
         .await?;
-        let now = self.context.now();
-        let infra = D::status_mut(&mut status);
-        infra.last_declaration_hash = Some(facts.hash);
-        set_synced(
-            infra,
-            true,
-            "Pulled",
-            "the record's declaration was applied here",
-            now,
-        );
-        self.write_status(&pulled, status).await?;
         Ok(Action::AwaitChange)
     }
 

@@ -1,0 +1,115 @@
+//! The cluster commands and the live clusters event: each command is a thin wrapper over
+//! [`swdesk_api::Desk`] (the gateway client of the signed-in owner); `ClustersChanged` carries
+//! the owner's clusters (with nodes and members) whenever the gateway's feed changes them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use specta::Type;
+use swdesk_api::Desk;
+use swdesk_api::clusters::{Applied, ApplyRequest, ClustersView, JobView, SavedKubeconfig};
+use tauri_specta::Event;
+
+use crate::commands::CommandError;
+
+/// The owner's clusters changed, or the connection to the gateway did.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct ClustersChanged(pub ClustersView);
+
+/// The owner's clusters as last seen.
+#[tauri::command]
+#[specta::specta]
+pub fn clusters(desk: tauri::State<'_, Arc<Desk>>) -> Result<ClustersView, CommandError> {
+    Ok(desk.clusters()?)
+}
+
+/// Creates a cluster; answers its phase.
+#[tauri::command]
+#[specta::specta]
+pub async fn create_cluster(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+) -> Result<String, CommandError> {
+    Ok(desk.create_cluster(&name).await?)
+}
+
+/// Starts (`up`) or stops a cluster's control plane; answers its phase.
+#[tauri::command]
+#[specta::specta]
+pub async fn control_plane(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+    up: bool,
+) -> Result<String, CommandError> {
+    Ok(desk.control_plane(&name, up).await?)
+}
+
+/// Deletes a cluster (it drains, then goes); answers its phase.
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_cluster(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+) -> Result<String, CommandError> {
+    Ok(desk.delete_cluster(&name).await?)
+}
+
+/// Revokes every grant of an identity on a cluster.
+#[tauri::command]
+#[specta::specta]
+pub async fn revoke_identity(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+    did: String,
+) -> Result<(), CommandError> {
+    Ok(desk.revoke_identity(&name, &did).await?)
+}
+
+/// Saves a kubeconfig of a cluster at `path` (mode 0600): for `ttl_seconds` (60..=86400, none
+/// for the gateway's default), or without expiry.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_kubeconfig(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+    ttl_seconds: Option<u32>,
+    no_expiry: bool,
+    path: String,
+) -> Result<SavedKubeconfig, CommandError> {
+    let path = PathBuf::from(path);
+    Ok(desk
+        .save_kubeconfig(&name, ttl_seconds.map(i64::from), no_expiry, &path)
+        .await?)
+}
+
+/// Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it.
+#[tauri::command]
+#[specta::specta]
+pub async fn apply_manifest(
+    desk: tauri::State<'_, Arc<Desk>>,
+    cluster: String,
+    manifest: String,
+    dry_run: bool,
+    force: bool,
+) -> Result<Applied, CommandError> {
+    let request = ApplyRequest {
+        cluster: &cluster,
+        manifest: &manifest,
+        dry_run,
+        force,
+    };
+    Ok(desk.apply(request).await?)
+}
+
+/// A Job of a cluster now, with its last log lines.
+#[tauri::command]
+#[specta::specta]
+pub async fn job(
+    desk: tauri::State<'_, Arc<Desk>>,
+    cluster: String,
+    namespace: String,
+    name: String,
+) -> Result<JobView, CommandError> {
+    Ok(desk.job(&cluster, &namespace, &name, 200).await?)
+}

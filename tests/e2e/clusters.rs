@@ -1,0 +1,142 @@
+//! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
+//! loopback: create a cluster and watch it become Ready live, see its nodes, download a
+//! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
+//! picked), dry-run and apply a Job, and follow it to Succeeded with its log.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use swdesk_atproto::identity::IdentityConfig;
+use swdesk_atproto::oauth::Secret;
+use swdesk_devnet::SandboxPds;
+use swdesk_gateway::kubeconfig::Summary;
+use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
+use swdesk_tests::{AppWindow, SANDBOX_ENV, borrowed, sandbox_env};
+use url::Url;
+
+/// Slow enough to see each phase in the window, quick enough for a test.
+const TIMINGS: Timings = Timings {
+    initialize: Duration::from_secs(3),
+    drain: Duration::from_secs(1),
+    job_pending: Duration::from_secs(1),
+    job_running: Duration::from_secs(2),
+};
+
+async fn gateway(pds: &SandboxPds) -> anyhow::Result<RunningGateway> {
+    let account = pds.create_account("e2egw").await?;
+    let pds_url = Url::parse(&pds.info().pds_url)?;
+    let identity = IdentityConfig::sandbox(Url::parse(&pds.info().plc_url)?, pds_url.clone());
+    let account = GatewayAccount {
+        pds_url,
+        identifier: account.did,
+        password: Secret::new(account.password),
+    };
+    Ok(swdesk_sandbox_gateway::start(Config::new(identity, account, TIMINGS)).await?)
+}
+
+/// The sandbox line of `env` naming `gateway` as the network's cluster gateway.
+fn with_gateway(
+    mut env: Vec<(&'static str, String)>,
+    gateway: &RunningGateway,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
+    for (name, value) in &mut env {
+        if *name == SANDBOX_ENV {
+            let mut line: serde_json::Value = serde_json::from_str(value)?;
+            line["gatewayDid"] = serde_json::Value::from(gateway.did.clone());
+            *value = line.to_string();
+        }
+    }
+    Ok(env)
+}
+
+#[tokio::test]
+async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfig()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let owner = pds.create_account("e2eclu").await?;
+    let gateway = gateway(&pds).await?;
+    let env = with_gateway(sandbox_env(&pds, &owner)?, &gateway)?;
+    let mut window = AppWindow::open_with_env("clusters", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.press_command_key("2").await?;
+    window.wait_for_text("main", "No clusters yet").await?;
+
+    window
+        .type_into("[data-testid='new-cluster-name']", "dev")
+        .await?;
+    window.click("[data-action='create-cluster']").await?;
+    window
+        .wait_for(
+            "[data-testid='cluster-row'][data-name='dev'][data-phase='Initializing']",
+            Duration::from_secs(10),
+        )
+        .await?;
+    window
+        .click("[data-testid='cluster-row'][data-name='dev']")
+        .await?;
+    window
+        .wait_for_text(
+            "[data-testid='cluster-detail']",
+            "Waiting for the control plane",
+        )
+        .await?;
+    window.screenshot("initializing").await?;
+    window
+        .wait_for(
+            "[data-testid='cluster-row'][data-name='dev'][data-phase='Ready']",
+            Duration::from_secs(20),
+        )
+        .await?;
+    window.find("[data-testid='cluster-nodes'] li").await?;
+    let server = window.text_of("[data-testid='cluster-server']").await?;
+    window.screenshot("ready-with-nodes").await?;
+
+    let file = window.home().join("kube").join("dev.yaml");
+    window
+        .type_into(
+            "[data-testid='kubeconfig-path']",
+            &file.display().to_string(),
+        )
+        .await?;
+    window.click("[data-action='download-kubeconfig']").await?;
+    window
+        .wait_for_text("[data-testid='kubeconfig-saved']", "readable by you only")
+        .await?;
+    window.screenshot("kubeconfig").await?;
+    let mode = std::fs::metadata(&file)?.permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the kubeconfig is readable by its owner only");
+    let summary = Summary::parse(&std::fs::read_to_string(&file)?)?;
+    assert_eq!(
+        summary.server, server,
+        "the file points at the server the window shows"
+    );
+    let lifetime = summary.not_after - summary.not_before;
+    assert!(
+        (28_800..=28_800 + 600).contains(&lifetime),
+        "the default lifetime is 8 hours: {lifetime} s"
+    );
+
+    window.click("[data-action='dry-run']").await?;
+    window
+        .wait_for_text("[data-testid='dry-run']", "nothing was stored")
+        .await?;
+    window.screenshot("dry-run").await?;
+    window.click("[data-action='apply']").await?;
+    window
+        .wait_for_text("[data-testid='applied']", "Applied Job")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-testid='job-phase']",
+            "Succeeded",
+            Duration::from_secs(30),
+        )
+        .await?;
+    window
+        .wait_for_text("[data-testid='job-log']", "hello from socialweb")
+        .await?;
+    window.screenshot("job-succeeded").await?;
+    window.close().await?;
+    gateway.stop().await;
+    Ok(())
+}

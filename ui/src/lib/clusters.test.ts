@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import {
+  clusterTone,
+  clusterWaitingFor,
+  deleteConfirmed,
+  diffLines,
+  exportLine,
+  jobToFollow,
+  kubeconfigPath,
+  nodeWaitingFor,
+  ttlProblem,
+} from "./clusters";
+
+describe("cluster phases", () => {
+  it("shows Initializing and Draining as waiting, with what for", () => {
+    expect(clusterTone("Ready")).toBe("steady");
+    expect(clusterTone("Initializing")).toBe("waiting");
+    expect(clusterWaitingFor("Initializing")).toMatch(/control plane/);
+    expect(clusterWaitingFor("Draining")).toMatch(/nodes/);
+    expect(clusterWaitingFor("Ready")).toBeUndefined();
+    expect(nodeWaitingFor(null)).toMatch(/contract/);
+    expect(nodeWaitingFor("Ready")).toBeUndefined();
+  });
+});
+
+describe("the kubeconfig", () => {
+  it("allows lifetimes of 60 s to 24 h only", () => {
+    expect(ttlProblem(60)).toBeUndefined();
+    expect(ttlProblem(86_400)).toBeUndefined();
+    expect(ttlProblem(59)).toMatch(/At least 60/);
+    expect(ttlProblem(86_401)).toMatch(/At most/);
+    expect(ttlProblem(1.5)).toMatch(/whole/);
+  });
+
+  it("names a file per cluster and quotes it for the shell", () => {
+    expect(kubeconfigPath("/home/ada/.kube/", "dev")).toBe("/home/ada/.kube/socialweb-dev.yaml");
+    expect(kubeconfigPath("C:\\Users\\ada\\.kube", "dev")).toBe("C:\\Users\\ada\\.kube\\socialweb-dev.yaml");
+    expect(exportLine("/tmp/it's here.yaml")).toBe("export KUBECONFIG='/tmp/it'\\''s here.yaml'");
+  });
+});
+
+describe("the dry run", () => {
+  it("diffs what was sent against what the server would store", () => {
+    const lines = diffLines('{\n  "a": 1\n}', '{\n  "a": 1,\n  "uid": "x"\n}');
+    expect(lines.filter((line) => line.kind !== "same")).toEqual([
+      { kind: "removed", text: '  "a": 1' },
+      { kind: "added", text: '  "a": 1,' },
+      { kind: "added", text: '  "uid": "x"' },
+    ]);
+    expect(diffLines("same", "same")).toEqual([{ kind: "same", text: "same" }]);
+  });
+
+  it("follows a Job after applying it, and nothing else", () => {
+    expect(jobToFollow('{"kind": "Job", "metadata": {"name": "hello"}}')).toEqual({ namespace: "default", name: "hello" });
+    expect(jobToFollow('{"kind": "ConfigMap", "metadata": {"name": "x"}}')).toBeUndefined();
+    expect(jobToFollow("not json")).toBeUndefined();
+  });
+});
+
+describe("deleting a cluster", () => {
+  it("needs its exact name typed", () => {
+    expect(deleteConfirmed("dev", "dev")).toBe(true);
+    expect(deleteConfirmed("dev", " dev ")).toBe(true);
+    expect(deleteConfirmed("dev", "de")).toBe(false);
+  });
+});

@@ -3,26 +3,16 @@
 //! are written), its attestation key, and its behaviour: the price it asks, and the test
 //! controls (refuse every RFP, bid slowly, fail the guest after an accept).
 //!
-//! Invariants: the account password is a [`Secret`] and the attestation key shows only its
+//! Invariants: the account password is a `Secret` and the attestation key shows only its
 //! `did:key`; neither appears in `Debug`.
 
 use std::time::Duration;
 
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::IdentityConfig;
-use swdesk_atproto::oauth::Secret;
-use url::Url;
 
-/// The bidder's own account on the local PDS.
-#[derive(Debug, Clone)]
-pub struct BidderAccount {
-    /// The PDS the account lives on.
-    pub pds_url: Url,
-    /// Its handle or DID.
-    pub identifier: String,
-    /// Its password (or an app password).
-    pub password: Secret,
-}
+/// The bidder's own account on the local PDS (the sandbox peers' shared account type).
+pub type BidderAccount = swdesk_sandbox_peer::PeerAccount;
 
 /// How the bidder answers: its price and the test controls.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -76,6 +66,9 @@ impl Config {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use swdesk_atproto::oauth::Secret;
+    use url::Url;
 
     use super::*;
 

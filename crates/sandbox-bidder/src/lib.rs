@@ -40,8 +40,7 @@ use serde_json::json;
 use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::offering;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use swdesk_sandbox_peer::{BindError, Loopback, Serving};
 use url::Url;
 
 pub use config::{Behaviour, BidderAccount, Config};
@@ -66,7 +65,13 @@ pub enum StartError {
     Offering(String),
 }
 
-/// A started bidder; dropping it (or [`RunningBidder::stop`]) stops it.
+impl From<BindError> for StartError {
+    fn from(BindError { address, source }: BindError) -> Self {
+        Self::Bind { address, source }
+    }
+}
+
+/// A started bidder; dropping it (or [`RunningBidder::stop`]) stops it (its [`Serving`]).
 #[derive(Debug)]
 pub struct RunningBidder {
     /// `http://localhost:<port>`.
@@ -78,8 +83,7 @@ pub struct RunningBidder {
     /// Its `market.offering`.
     pub offering: StrongRef,
     bidder: Arc<bidder::Bidder>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: Serving,
 }
 
 impl RunningBidder {
@@ -105,33 +109,15 @@ impl RunningBidder {
 
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for RunningBidder {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.serving.stop().await;
     }
 }
 
 /// Starts a bidder on `127.0.0.1` (the port from `config`, 0 for any free one): signs its
 /// account in, writes its offering, serves.
 pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
-    let address = SocketAddr::from(([127, 0, 0, 1], config.port));
-    let bind = |source| StartError::Bind { address, source };
-    let listener = tokio::net::TcpListener::bind(address).await.map_err(bind)?;
-    let port = listener.local_addr().map_err(bind)?.port();
-    let url = Url::parse(&format!("http://localhost:{port}"))
-        .map_err(|error| bind(std::io::Error::other(error)))?;
-    let did = format!("did:web:localhost%3A{port}");
+    let loopback = Loopback::bind(config.port).await?;
+    let (url, did) = (loopback.url.clone(), loopback.did.clone());
     let http = reqwest::Client::new();
     let account = account::Account::sign_in(http.clone(), &config.account).await?;
     let shared = Arc::new(bidder::Bidder::new(
@@ -142,28 +128,14 @@ pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
         http,
     ));
     let offering = write_offering(&shared).await?;
-    let app = routes::router(Arc::clone(&shared));
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        if let Err(error) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
-            tracing::error!(%error, "the sandbox bidder stopped serving");
-        }
-    });
-    tracing::info!(%url, %did, "the sandbox bidder listens");
+    let serving = loopback.serve(routes::router(Arc::clone(&shared)), "the sandbox bidder");
     Ok(RunningBidder {
         url,
         did,
         account: shared.account.did().to_owned(),
         offering,
         bidder: shared,
-        stop: Some(stop),
-        task: Some(task),
+        serving,
     })
 }
 

@@ -3,24 +3,14 @@
 //! the timings of the simulated clusters and Jobs, short in tests and human-scale in
 //! `cargo xtask run`.
 //!
-//! Invariant: the account password is a [`Secret`] and never shows in `Debug`.
+//! Invariant: the account password is a `Secret` and never shows in `Debug`.
 
 use std::time::Duration;
 
 use swdesk_atproto::identity::IdentityConfig;
-use swdesk_atproto::oauth::Secret;
-use url::Url;
 
-/// The gateway's own account on the local PDS.
-#[derive(Debug, Clone)]
-pub struct GatewayAccount {
-    /// The PDS the account lives on.
-    pub pds_url: Url,
-    /// Its handle or DID.
-    pub identifier: String,
-    /// Its password (or an app password).
-    pub password: Secret,
-}
+/// The gateway's own account on the local PDS (the sandbox peers' shared account type).
+pub type GatewayAccount = swdesk_sandbox_peer::PeerAccount;
 
 /// How long each simulated step takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +88,9 @@ impl Config {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use swdesk_atproto::oauth::Secret;
+    use url::Url;
 
     use super::*;
 

@@ -32,8 +32,7 @@ pub mod xrpc;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use swdesk_sandbox_peer::{BindError, Loopback, Serving};
 use url::Url;
 
 pub use config::{Config, GatewayAccount, Timings};
@@ -54,6 +53,12 @@ pub enum StartError {
     Account(#[from] nodes::NodesError),
 }
 
+impl From<BindError> for StartError {
+    fn from(BindError { address, source }: BindError) -> Self {
+        Self::Bind { address, source }
+    }
+}
+
 /// A started gateway: its URL and DID; dropping it (or [`RunningGateway::stop`]) stops it.
 #[derive(Debug)]
 pub struct RunningGateway {
@@ -64,48 +69,27 @@ pub struct RunningGateway {
     /// The DID of the gateway's own account on the PDS (where the Infra records are).
     pub account_did: String,
     gateway: Arc<clusters::Gateway>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: Serving,
 }
 
 impl RunningGateway {
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
         self.gateway.close();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.serving.stop().await;
     }
 }
 
 impl Drop for RunningGateway {
     fn drop(&mut self) {
         self.gateway.close();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
     }
 }
 
 /// Starts a gateway on `127.0.0.1` (the port from `config`, 0 for any free one).
 pub async fn start(config: Config) -> Result<RunningGateway, StartError> {
-    let address = SocketAddr::from(([127, 0, 0, 1], config.port));
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|source| StartError::Bind { address, source })?;
-    let port = listener
-        .local_addr()
-        .map_err(|source| StartError::Bind { address, source })?
-        .port();
-    let url =
-        Url::parse(&format!("http://localhost:{port}")).map_err(|error| StartError::Bind {
-            address,
-            source: std::io::Error::other(error),
-        })?;
-    let did = format!("did:web:localhost%3A{port}");
+    let loopback = Loopback::bind(config.port).await?;
+    let (url, did) = (loopback.url.clone(), loopback.did.clone());
     let records = nodes::InfraRecords::sign_in(&config.account).await?;
     let account_did = records.account_did().to_owned();
     let shared = Arc::new(clusters::Gateway::new(
@@ -114,26 +98,12 @@ pub async fn start(config: Config) -> Result<RunningGateway, StartError> {
         url.clone(),
         records,
     ));
-    let app = routes::router(Arc::clone(&shared));
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        if let Err(error) = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
-            tracing::error!(%error, "the sandbox gateway stopped serving");
-        }
-    });
-    tracing::info!(%url, %did, "the sandbox gateway listens");
+    let serving = loopback.serve(routes::router(Arc::clone(&shared)), "the sandbox gateway");
     Ok(RunningGateway {
         url,
         did,
         account_did,
         gateway: shared,
-        stop: Some(stop),
-        task: Some(task),
+        serving,
     })
 }

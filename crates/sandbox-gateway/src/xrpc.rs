@@ -1,68 +1,8 @@
-//! XRPC error answers: `{error, message}` with the HTTP status the error calls for (400 for
-//! refused input and declared errors, 401 for authentication). Handlers return
-//! `Result<T, Refusal>`; [`answer`] turns it into a response.
+//! XRPC error answers: the sandbox peers' shared [`Refusal`] (`{error, message}` with its HTTP
+//! status), [`answer`] and [`parse_body`]; and the gateway's own input rule, cluster names as
+//! DNS-1123 labels.
 
-use axum::Json;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
-/// A refused call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// The HTTP status.
-    pub status: StatusCode,
-    /// The XRPC error name.
-    pub error: String,
-    /// What went wrong, in words.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A 400 with a declared error name.
-    pub fn bad(error: &str, message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            error: error.to_owned(),
-            message: message.into(),
-        }
-    }
-
-    /// A 401 (authentication).
-    pub fn unauthorized(error: &str, message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::UNAUTHORIZED,
-            error: error.to_owned(),
-            message: message.into(),
-        }
-    }
-
-    /// The JSON body.
-    pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({"error": self.error, "message": self.message})
-    }
-}
-
-impl IntoResponse for Refusal {
-    fn into_response(self) -> Response {
-        (self.status, Json(self.body())).into_response()
-    }
-}
-
-/// The response of a handler's result.
-pub fn answer<T: Serialize>(result: Result<T, Refusal>) -> Response {
-    match result {
-        Ok(output) => Json(output).into_response(),
-        Err(refusal) => refusal.into_response(),
-    }
-}
-
-/// A JSON request body as `T`, or `InvalidRequest` naming what is wrong.
-pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Refusal> {
-    serde_json::from_slice(body)
-        .map_err(|error| Refusal::bad("InvalidRequest", format!("the input is not valid: {error}")))
-}
+pub use swdesk_sandbox_peer::xrpc::{Refusal, answer, parse_body};
 
 /// Whether `name` is a DNS-1123 label, and if not, why.
 pub fn dns_label_problem(name: &str) -> Option<String> {

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::oauth::Secret;
 use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig};
 use swdesk_devnet::{Account, Decision, SandboxPds};
@@ -35,18 +34,11 @@ impl World {
         let pds = SandboxPds::from_env_or_start().await.expect(
             "the sandbox PDS starts (run `cargo xtask test`, or npm ci in crates/devnet/pds)",
         );
-        let account = pds
-            .create_account("gw")
+        let account = GatewayAccount::create(&pds, "gw")
             .await
             .expect("the gateway account is created");
-        let pds_url = Url::parse(&pds.info().pds_url).unwrap();
-        let identity =
-            IdentityConfig::sandbox(Url::parse(&pds.info().plc_url).unwrap(), pds_url.clone());
-        let account = GatewayAccount {
-            pds_url,
-            identifier: account.did,
-            password: Secret::new(account.password),
-        };
+        let plc_url = Url::parse(&pds.info().plc_url).unwrap();
+        let identity = IdentityConfig::sandbox(plc_url, account.pds_url.clone());
         let mut config = Config::new(identity, account, Timings::fast());
         adjust(&mut config);
         let gateway = swdesk_sandbox_gateway::start(config.clone())

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
@@ -16,7 +17,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, event, rfp};
 use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
-use url::Url;
+use swdesk_sandbox_peer::sandbox_identity;
 
 /// The sandbox of one test: the shared PDS (or a fresh one) and how identities resolve there.
 pub struct Sandbox {
@@ -28,10 +29,7 @@ pub async fn sandbox() -> Sandbox {
     let pds = SandboxPds::from_env_or_start()
         .await
         .expect("the sandbox PDS");
-    let identity = IdentityConfig::sandbox(
-        Url::parse(&pds.info().plc_url).unwrap(),
-        Url::parse(&pds.info().pds_url).unwrap(),
-    );
+    let identity = sandbox_identity(&pds).unwrap();
     Sandbox { pds, identity }
 }
 
@@ -43,12 +41,9 @@ impl Sandbox {
 
     /// A bidder whose token clock runs `skew` seconds ahead.
     pub async fn bidder_with(&self, behaviour: Behaviour, skew: i64) -> RunningBidder {
-        let account = self.pds.create_account("bidder").await.expect("an account");
-        let account = BidderAccount {
-            pds_url: Url::parse(&self.pds.info().pds_url).unwrap(),
-            identifier: account.did,
-            password: Secret::new(account.password),
-        };
+        let account = BidderAccount::create(&self.pds, "bidder")
+            .await
+            .expect("an account");
         let mut config = Config::new(self.identity.clone(), account);
         config.behaviour = behaviour;
         config.boot_step = Duration::from_millis(150);
@@ -63,15 +58,11 @@ impl Sandbox {
         let account = self.pds.create_account(prefix).await.expect("an account");
         let http = reqwest::Client::new();
         let pds_url = self.pds.info().pds_url.clone();
-        let session: Value = http
-            .post(format!("{pds_url}/xrpc/com.atproto.server.createSession"))
-            .json(&json!({"identifier": account.did, "password": account.password}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let session = json_of(
+            http.post(format!("{pds_url}/xrpc/com.atproto.server.createSession"))
+                .json(&json!({"identifier": account.did, "password": account.password})),
+        )
+        .await;
         Requester {
             resolver: Resolver::new(self.identity.clone(), http.clone()),
             http,
@@ -109,27 +100,9 @@ pub struct Requester {
 impl Requester {
     /// `createRecord` of `record` as is.
     pub async fn create(&self, collection: &str, record: &Value) -> StrongRef {
-        let answer: Value = self
-            .http
-            .post(format!(
-                "{}/xrpc/com.atproto.repo.createRecord",
-                self.pds_url
-            ))
-            .bearer_auth(self.access.expose())
-            .json(&json!({"repo": self.did, "collection": collection, "record": record}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        StrongRef {
-            uri: answer["uri"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{collection}: {answer}"))
-                .to_owned(),
-            cid: answer["cid"].as_str().unwrap().to_owned(),
-        }
+        let body = json!({"repo": self.did, "collection": collection, "record": record});
+        let request = self.pds_call(self.http.post(self.xrpc("com.atproto.repo.createRecord")));
+        strong_ref_of(&json_of(request.json(&body)).await, collection)
     }
 
     /// `record` signed with the requester's attestation key, written; with the value written.
@@ -154,20 +127,11 @@ impl Requester {
 
     /// A service-auth token from the requester's PDS for `lxm` at `aud`.
     pub async fn token(&self, aud: &str, lxm: &str) -> String {
-        let answer: Value = self
-            .http
-            .get(format!(
-                "{}/xrpc/com.atproto.server.getServiceAuth",
-                self.pds_url
-            ))
-            .query(&[("aud", aud), ("lxm", lxm)])
-            .bearer_auth(self.access.expose())
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let request = self.pds_call(
+            self.http
+                .get(self.xrpc("com.atproto.server.getServiceAuth")),
+        );
+        let answer = json_of(request.query(&[("aud", aud), ("lxm", lxm)])).await;
         answer["token"]
             .as_str()
             .unwrap_or_else(|| panic!("no token: {answer}"))
@@ -231,22 +195,7 @@ impl Requester {
             encode(&accepts_free.uri),
             accepts_free.cid
         );
-        let answer: Value = self
-            .http
-            .get(url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let grant = StrongRef {
-            uri: answer["uri"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no grant: {answer}"))
-                .to_owned(),
-            cid: answer["cid"].as_str().unwrap().to_owned(),
-        };
+        let grant = strong_ref_of(&json_of(self.http.get(url)).await, "the grant");
         (accepts_free, written, grant)
     }
 
@@ -275,6 +224,16 @@ impl Requester {
         self.signed(accept::NSID, &record).await
     }
 
+    /// The address of `nsid` on the requester's PDS.
+    fn xrpc(&self, nsid: &str) -> String {
+        format!("{}/xrpc/{nsid}", self.pds_url)
+    }
+
+    /// `request` authorized by the requester's session.
+    fn pds_call(&self, request: RequestBuilder) -> RequestBuilder {
+        request.bearer_auth(self.access.expose())
+    }
+
     /// The release of `receipt`: a `vm.delete` and the signed `market.event` carrying it.
     pub async fn release_event(&self, receipt: &StrongRef) -> (StrongRef, Value) {
         let delete = json!({"$type": delete::NSID, "reason": "released", "createdAt": "2026-12-03T11:00:00.000Z"});
@@ -287,20 +246,9 @@ impl Requester {
 /// A record from its author's PDS (`getRecord`), the value and its cid.
 pub async fn get_record(resolver: &Resolver, uri: &str) -> (Value, String) {
     let parts: Vec<&str> = uri.trim_start_matches("at://").split('/').collect();
-    let identity = resolver.resolve_did(parts[0]).await.unwrap();
-    let answer: Value = reqwest::Client::new()
-        .get(format!("{}xrpc/com.atproto.repo.getRecord", identity.pds))
-        .query(&[
-            ("repo", parts[0]),
-            ("collection", parts[1]),
-            ("rkey", parts[2]),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (repo, collection, rkey) = (parts[0], parts[1], parts[2]);
+    let query = [("repo", repo), ("collection", collection), ("rkey", rkey)];
+    let answer = public_query(resolver, repo, "com.atproto.repo.getRecord", &query).await;
     (
         answer["value"].clone(),
         answer["cid"].as_str().unwrap_or_default().to_owned(),
@@ -309,17 +257,35 @@ pub async fn get_record(resolver: &Resolver, uri: &str) -> (Value, String) {
 
 /// Every record of `collection` in `repo` (one page is plenty here).
 pub async fn list_records(resolver: &Resolver, repo: &str, collection: &str) -> Vec<Value> {
-    let identity = resolver.resolve_did(repo).await.unwrap();
-    let answer: Value = reqwest::Client::new()
-        .get(format!("{}xrpc/com.atproto.repo.listRecords", identity.pds))
-        .query(&[("repo", repo), ("collection", collection), ("limit", "100")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let query = [("repo", repo), ("collection", collection), ("limit", "100")];
+    let answer = public_query(resolver, repo, "com.atproto.repo.listRecords", &query).await;
     answer["records"].as_array().cloned().unwrap_or_default()
+}
+
+/// An unauthenticated query `nsid` at the PDS of `repo`.
+async fn public_query(
+    resolver: &Resolver,
+    repo: &str,
+    nsid: &str,
+    query: &[(&str, &str)],
+) -> Value {
+    let identity = resolver.resolve_did(repo).await.unwrap();
+    let url = format!("{}xrpc/{nsid}", identity.pds);
+    json_of(reqwest::Client::new().get(url).query(query)).await
+}
+
+/// The JSON answer of `request`.
+async fn json_of(request: RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// The strong reference `{uri, cid}` in `answer`, failing with `what` when there is none.
+fn strong_ref_of(answer: &Value, what: &str) -> StrongRef {
+    let field = |name: &str| answer[name].as_str().map(str::to_owned);
+    match (field("uri"), field("cid")) {
+        (Some(uri), Some(cid)) => StrongRef { uri, cid },
+        _ => panic!("no strong reference for {what}: {answer}"),
+    }
 }
 
 /// A strong reference as record JSON.

@@ -120,6 +120,11 @@ pub struct ComputeContractStatus {
     /// The release request the runner last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_sent_at: Option<Timestamp>,
+    /// The market's durable requester flow ([`crate::auction::flow::Flow`]): each step's result,
+    /// persisted before the next step is taken, so a restart resumes the same contract. Absent
+    /// until the market starts the contract (and in statuses written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<crate::auction::flow::Flow>,
 }
 
 /// What a contract waits for; shown as waiting, never as a failure.
@@ -225,6 +230,23 @@ mod tests {
         };
         assert_eq!(failed.waiting_for(), None);
         assert!(failed.is_finished());
+    }
+
+    #[test]
+    fn a_status_without_a_flow_reads_back_and_one_with_a_flow_round_trips() {
+        let old: ComputeContractStatus =
+            serde_json::from_str(r#"{"phase":"Requesting","message":"waiting for bids"}"#)
+                .expect("an older status reads");
+        assert_eq!(old.flow, None);
+        assert!(!serde_json::to_string(&old).expect("json").contains("flow"));
+        let started = Timestamp::from_unix_millis(1_800_000_000_000).expect("time");
+        let with_flow = ComputeContractStatus {
+            flow: Some(crate::auction::flow::Flow::start(started)),
+            ..old
+        };
+        let text = serde_json::to_string(&with_flow).expect("json");
+        let back: ComputeContractStatus = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, with_flow);
     }
 
     #[test]

@@ -1,0 +1,19 @@
+//! The requester side of the compute market (issue 8, `market.md`): [`RequesterMarket`]
+//! implements core's `Market` port over the owner's repo (`RecordRepo`), the other parties
+//! ([`peers`]: the relay and the bidders' XRPC services, called with service auth) and an
+//! injected attestation key (keeping it in the keychain is the caller's, still to come).
+//!
+//! Map: [`requester`] (the step driver: one step of the durable flow per `advance`),
+//! [`collector`] (the answers to an RFP while its window is open), [`peers`] (the port to the
+//! other parties and its HTTP adapter), [`status`] (the contract status a flow shows).
+//!
+//! Invariants: every decision is core's (`swdesk_core::auction`); this crate only does what
+//! the flow says and reports what happened. No token or key appears in a log or `Debug`.
+
+pub mod collector;
+pub mod peers;
+pub mod requester;
+pub mod status;
+
+pub use peers::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
+pub use requester::{RequesterMarket, Settings, SystemClock};

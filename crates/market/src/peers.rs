@@ -1,0 +1,336 @@
+//! The other parties of the market, as the requester reaches them: the relay that knows which
+//! repos hold offerings, and the bidders' XRPC services (`submitRfp`, `submitAccept`,
+//! `submitEvent`) and free-grant endpoints. [`Peers`] is the port the step driver uses;
+//! [`HttpPeers`] speaks HTTP: a service reference (`did:web:HOST#temp_market`) resolves through
+//! the DID's document to an endpoint, and every call carries a service-auth token minted by the
+//! owner's PDS (`aud` = the service DID, `lxm` = the method's NSID).
+//!
+//! Invariants: a token is never logged; an answer is either the method's output or a
+//! [`PeerError`] saying whether trying again may help (unreachable, 5xx, a rate limit) or not
+//! (the bidder refused: 4xx).
+
+use std::future::Future;
+
+use serde_json::{Value, json};
+use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::oauth::Secret;
+use swdesk_atproto::service_auth::ServiceAuth;
+use swdesk_core::compute::StrongRef;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{
+    submit_accept, submit_event, submit_rfp,
+};
+use url::Url;
+
+/// Why a call to another party failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PeerError {
+    /// What happened, with the party's own words.
+    pub message: String,
+    /// Whether trying again later may succeed.
+    pub transient: bool,
+}
+
+impl PeerError {
+    /// A failure worth retrying.
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            transient: true,
+        }
+    }
+
+    /// A refusal: retrying the same call will not help.
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            transient: false,
+        }
+    }
+}
+
+/// The winning bidder's answer to `submitAccept`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptAnswer {
+    /// The receipt.
+    pub receipt: StrongRef,
+    /// Where events about it go (`submitEvent` service reference).
+    pub submit_event: String,
+}
+
+/// The parties of the market other than the owner's repo.
+pub trait Peers: Send + Sync + std::fmt::Debug + 'static {
+    /// The repos that hold records of `collection`, as the relay lists them.
+    fn repos_with(
+        &self,
+        collection: &str,
+    ) -> impl Future<Output = Result<Vec<String>, PeerError>> + Send;
+
+    /// Sends our RFP to the service `service`; the bid, when the bidder answers with one.
+    fn submit_rfp(
+        &self,
+        service: &str,
+        rfp: &StrongRef,
+    ) -> impl Future<Output = Result<Option<StrongRef>, PeerError>> + Send;
+
+    /// The bidder's grant (`receipts.free`) of our `accepts.free`, from the terms' `url`.
+    fn fetch_grant(
+        &self,
+        terms_url: &str,
+        accepts_free: &StrongRef,
+    ) -> impl Future<Output = Result<StrongRef, PeerError>> + Send;
+
+    /// Hands our accept to the service `service`; its receipt.
+    fn submit_accept(
+        &self,
+        service: &str,
+        accept: &StrongRef,
+    ) -> impl Future<Output = Result<AcceptAnswer, PeerError>> + Send;
+
+    /// Hands our `market.event` (`record` as written) to the service `service`.
+    fn submit_event(
+        &self,
+        service: &str,
+        event: &StrongRef,
+        record: &Value,
+    ) -> impl Future<Output = Result<(), PeerError>> + Send;
+}
+
+/// Where offerings are found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfferingSource {
+    /// A relay's `com.atproto.sync.listReposByCollection`.
+    Relay(Url),
+    /// A fixed list of repos (the sandbox, which runs no relay).
+    Repos(Vec<String>),
+}
+
+/// Mints service-auth tokens for the owner (the product uses atproto's cached [`ServiceAuth`]).
+pub trait ServiceTokens: Send + Sync + std::fmt::Debug + 'static {
+    /// A token for calling `lxm` at the service DID `aud`.
+    fn token(&self, aud: &str, lxm: &str)
+    -> impl Future<Output = Result<Secret, PeerError>> + Send;
+}
+
+impl ServiceTokens for ServiceAuth {
+    async fn token(&self, aud: &str, lxm: &str) -> Result<Secret, PeerError> {
+        ServiceAuth::token(self, aud, lxm).await.map_err(|error| {
+            PeerError::transient(format!("the PDS minted no service-auth token: {error}"))
+        })
+    }
+}
+
+/// [`Peers`] over HTTP.
+#[derive(Debug)]
+pub struct HttpPeers<T> {
+    http: reqwest::Client,
+    resolver: Resolver,
+    tokens: T,
+    offerings: OfferingSource,
+}
+
+impl<T: ServiceTokens> HttpPeers<T> {
+    /// Peers reached with `http`, services resolved with `resolver`, calls authorized by
+    /// `tokens`, offerings found at `offerings`.
+    pub fn new(
+        http: reqwest::Client,
+        resolver: Resolver,
+        tokens: T,
+        offerings: OfferingSource,
+    ) -> Self {
+        Self {
+            http,
+            resolver,
+            tokens,
+            offerings,
+        }
+    }
+
+    /// The endpoint of the service reference `did:…#fragment`.
+    async fn endpoint(&self, service: &str) -> Result<(String, String), PeerError> {
+        let (did, fragment) = service
+            .split_once('#')
+            .filter(|(did, fragment)| did.starts_with("did:") && !fragment.is_empty())
+            .ok_or_else(|| PeerError::refused(format!("{service:?} is not a service reference")))?;
+        let document =
+            self.resolver.did_document(did).await.map_err(|error| {
+                PeerError::transient(format!("{did} does not resolve: {error}"))
+            })?;
+        let long = format!("{did}#{fragment}");
+        let short = format!("#{fragment}");
+        let endpoint = document
+            .service
+            .iter()
+            .find(|entry| entry.id == short || entry.id == long)
+            .and_then(|entry| entry.service_endpoint.as_str())
+            .ok_or_else(|| PeerError::refused(format!("{did} has no service {short}")))?;
+        Ok((did.to_owned(), endpoint.trim_end_matches('/').to_owned()))
+    }
+
+    /// Calls the procedure `nsid` at `service` with `body`, authorized for it.
+    async fn call(&self, service: &str, nsid: &str, body: &Value) -> Result<Value, PeerError> {
+        let (did, endpoint) = self.endpoint(service).await?;
+        let token = self.tokens.token(&did, nsid).await?;
+        let request = self
+            .http
+            .post(format!("{endpoint}/xrpc/{nsid}"))
+            .bearer_auth(token.expose())
+            .json(body);
+        send(nsid, request).await
+    }
+}
+
+impl<T: ServiceTokens> Peers for HttpPeers<T> {
+    async fn repos_with(&self, collection: &str) -> Result<Vec<String>, PeerError> {
+        let relay = match &self.offerings {
+            OfferingSource::Repos(repos) => return Ok(repos.clone()),
+            OfferingSource::Relay(relay) => relay,
+        };
+        let mut repos = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _page in 0..50 {
+            let url = format!(
+                "{}/xrpc/com.atproto.sync.listReposByCollection",
+                relay.as_str().trim_end_matches('/')
+            );
+            let mut query = vec![
+                ("collection", collection.to_owned()),
+                ("limit", "500".into()),
+            ];
+            query.extend(cursor.take().map(|cursor| ("cursor", cursor)));
+            let answer = send("listReposByCollection", self.http.get(url).query(&query)).await?;
+            let page = answer["repos"].as_array().cloned().unwrap_or_default();
+            repos.extend(
+                page.iter()
+                    .filter_map(|repo| repo["did"].as_str().map(str::to_owned)),
+            );
+            cursor = answer["cursor"].as_str().map(str::to_owned);
+            if cursor.is_none() || page.is_empty() {
+                break;
+            }
+        }
+        Ok(repos)
+    }
+
+    async fn submit_rfp(
+        &self,
+        service: &str,
+        rfp: &StrongRef,
+    ) -> Result<Option<StrongRef>, PeerError> {
+        let body = json!({"rfpUri": rfp.uri, "rfpCid": rfp.cid});
+        let answer = self.call(service, submit_rfp::NSID, &body).await?;
+        let output: submit_rfp::Output = parse(submit_rfp::NSID, answer)?;
+        Ok(match (output.ok, output.bid_uri, output.bid_cid) {
+            (true, Some(uri), Some(cid)) => Some(StrongRef { uri, cid }),
+            _ => None,
+        })
+    }
+
+    async fn fetch_grant(
+        &self,
+        terms_url: &str,
+        accepts_free: &StrongRef,
+    ) -> Result<StrongRef, PeerError> {
+        let url = format!(
+            "{}/{}/{}",
+            terms_url.trim_end_matches('/'),
+            path_segment(&accepts_free.uri),
+            accepts_free.cid
+        );
+        let answer = send("the free grant", self.http.get(url)).await?;
+        match (answer["uri"].as_str(), answer["cid"].as_str()) {
+            (Some(uri), Some(cid)) => Ok(StrongRef {
+                uri: uri.to_owned(),
+                cid: cid.to_owned(),
+            }),
+            _ => Err(PeerError::refused(format!(
+                "the grant endpoint answered no strong reference: {answer}"
+            ))),
+        }
+    }
+
+    async fn submit_accept(
+        &self,
+        service: &str,
+        accept: &StrongRef,
+    ) -> Result<AcceptAnswer, PeerError> {
+        let body = json!({"acceptUri": accept.uri, "acceptCid": accept.cid});
+        let answer = self.call(service, submit_accept::NSID, &body).await?;
+        let output: submit_accept::Output = parse(submit_accept::NSID, answer)?;
+        Ok(AcceptAnswer {
+            receipt: StrongRef {
+                uri: output.uri,
+                cid: output.cid,
+            },
+            submit_event: output.submit_event,
+        })
+    }
+
+    async fn submit_event(
+        &self,
+        service: &str,
+        event: &StrongRef,
+        record: &Value,
+    ) -> Result<(), PeerError> {
+        let body = json!({"uri": event.uri, "cid": event.cid, "record": record});
+        let answer = self.call(service, submit_event::NSID, &body).await?;
+        let output: submit_event::Output = parse(submit_event::NSID, answer)?;
+        if output.ok {
+            Ok(())
+        } else {
+            Err(PeerError::transient("the bidder answered ok: false"))
+        }
+    }
+}
+
+/// An at-uri as one percent-encoded path segment.
+fn path_segment(uri: &str) -> String {
+    uri.replace('%', "%25")
+        .replace(':', "%3A")
+        .replace('/', "%2F")
+}
+
+fn parse<O: serde::de::DeserializeOwned>(what: &str, answer: Value) -> Result<O, PeerError> {
+    serde_json::from_value(answer).map_err(|error| {
+        PeerError::refused(format!("{what} answered an unreadable output: {error}"))
+    })
+}
+
+/// Sends `request`, reads its JSON answer, or says whether the failure is worth retrying.
+async fn send(what: &str, request: reqwest::RequestBuilder) -> Result<Value, PeerError> {
+    let response = request
+        .timeout(std::time::Duration::from_secs(60))
+        .send()
+        .await
+        .map_err(|error| {
+            PeerError::transient(format!("{what}: unreachable: {}", error.without_url()))
+        })?;
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    if status.is_success() {
+        return Ok(body);
+    }
+    let message = format!(
+        "{what} answered {status}: {} {}",
+        body["error"].as_str().unwrap_or_default(),
+        body["message"].as_str().unwrap_or_default()
+    );
+    let transient = status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408;
+    Err(PeerError {
+        message: message.trim_end().to_owned(),
+        transient,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_at_uri_becomes_one_path_segment() {
+        assert_eq!(
+            path_segment("at://did:plc:a/x.y.z/3l"),
+            "at%3A%2F%2Fdid%3Aplc%3Aa%2Fx.y.z%2F3l"
+        );
+    }
+}

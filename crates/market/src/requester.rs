@@ -1,0 +1,991 @@
+//! [`RequesterMarket`]: core's `Market` port, the requester side of the RFP flow. Each
+//! `advance` reads the contract's persisted [`Flow`] from its status, takes ONE step (what
+//! [`Flow::next`] says: write a record, send the RFP, count bids, choose, settle, accept,
+//! verify, wait for the guest, release), applies its outcome, and returns the status with the
+//! new flow; the controller persists it before calling again, so a restart resumes exactly
+//! there.
+//!
+//! Records are written with `putRecord` under the flow's fixed record keys
+//! ([`record_key`]) and signed with `issuedAt` = the key's own time, so the same step redone
+//! after a crash writes byte-identical records (deterministic ECDSA): never a second RFP or
+//! accept. The step's record kinds: `compute.vm` (unsigned), the policy, `market.rfp`,
+//! `market.accepts.free`, `market.accept`, `market.event` (signed inline), and
+//! `compute.events.vm.delete` (unsigned).
+//!
+//! Failures: a failure worth retrying (unreachable PDS or bidder, 5xx) leaves the flow where it
+//! is and is shown in the status message; the controller calls again. A refusal fails the
+//! contract (keeping any receipt, so its guest can be released), except a release, which is
+//! retried until the provider acknowledges it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use swdesk_atproto::attestation::{AttestationKey, sign_record, verify_inline_signatures};
+use swdesk_core::auction::bidders::{FoundOffering, asked_bidders};
+use swdesk_core::auction::bids::{Auction, CountedBid, Decision, ReceivedBid, admit, decide};
+use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
+use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_receipt};
+use swdesk_core::auction::records;
+use swdesk_core::auction::request::{RequestPlan, plan, rfp};
+use swdesk_core::compute::{ComputeContractObject, ComputeContractStatus, ComputePhase, StrongRef};
+use swdesk_core::market::{Market, MarketError};
+use swdesk_core::repo::{RecordRepo, RepoError, StoredRecord, Swap};
+use swdesk_core::rkey::Rkey;
+use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_core::uri::RecordUri;
+use swdesk_lexicon::Record;
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{delete, on_network};
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{
+    accept, accepts, bid, event, offering, receipt, receipts, rfp as rfp_nsid,
+};
+
+use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::service_auth::ServiceAuth;
+use swdesk_atproto::{Agent, PdsRepo};
+
+use crate::collector::Collector;
+use crate::peers::{HttpPeers, OfferingSource, PeerError, Peers};
+use crate::status::project;
+
+/// The fragment of a bidder's market service when its offering names none.
+pub const MARKET_SERVICE: &str = "#temp_market";
+/// How long the guest may take to report `vm.onNetwork` when `vmReadyTimeoutSec` is absent.
+pub const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The requester's knobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The longest one `advance` waits for a bid or for the guest before it returns.
+    pub longest_wait: Duration,
+    /// How often the guest's events are looked for while waiting.
+    pub guest_poll: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            longest_wait: Duration::from_secs(5),
+            guest_poll: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Why a step did not produce an outcome.
+enum Stop {
+    /// Try again later; shown in the status.
+    Retry(String),
+    /// The contract fails for good.
+    Fail(String),
+}
+
+impl From<RepoError> for Stop {
+    fn from(error: RepoError) -> Self {
+        if error.is_transient() {
+            Self::Retry(format!("the repo: {error} (will retry)"))
+        } else {
+            Self::Fail(format!("the repo: {error}"))
+        }
+    }
+}
+
+impl From<PeerError> for Stop {
+    fn from(error: PeerError) -> Self {
+        if error.transient {
+            Self::Retry(format!("{} (will retry)", error.message))
+        } else {
+            Self::Fail(error.message)
+        }
+    }
+}
+
+/// The requester side of the compute market over the owner's repo `R` and the peers `P`.
+#[derive(Debug)]
+pub struct RequesterMarket<R, P> {
+    repo: Arc<R>,
+    peers: Arc<P>,
+    key: AttestationKey,
+    clock: Arc<dyn Clock>,
+    settings: Settings,
+    collector: Collector,
+}
+
+impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
+    /// The market of the signed-in `agent` (its repo through [`PdsRepo`], service auth through
+    /// atproto's cached [`ServiceAuth`]), resolving identities with `identity`, finding offerings
+    /// at `offerings`, signing with `key`, on the wall clock with the default settings.
+    pub fn connect(
+        agent: Agent,
+        identity: IdentityConfig,
+        offerings: OfferingSource,
+        key: AttestationKey,
+    ) -> Self {
+        let http = agent.http().clone();
+        let resolver = Resolver::new(identity, http.clone());
+        let tokens = ServiceAuth::new(agent.clone());
+        let peers = HttpPeers::new(http, resolver.clone(), tokens, offerings);
+        Self::new(
+            Arc::new(PdsRepo::new(agent, resolver)),
+            Arc::new(peers),
+            key,
+            Arc::new(SystemClock),
+            Settings::default(),
+        )
+    }
+}
+
+impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> {
+    /// A market writing to `repo`, reaching `peers`, signing with `key` (injected: keeping it
+    /// in the keychain is the caller's), timing arrivals with `clock`.
+    pub fn new(
+        repo: Arc<R>,
+        peers: Arc<P>,
+        key: AttestationKey,
+        clock: Arc<dyn Clock>,
+        settings: Settings,
+    ) -> Self {
+        Self {
+            repo,
+            peers,
+            key,
+            clock,
+            settings,
+            collector: Collector::default(),
+        }
+    }
+
+    /// The same market with other `settings`.
+    pub fn with_settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    async fn advance_flow(
+        &self,
+        contract: &ComputeContractObject,
+        now: Timestamp,
+    ) -> Result<ComputeContractStatus, MarketError> {
+        let before = &contract.status;
+        let Some(flow) = before.flow.clone() else {
+            return Ok(self.start(contract, now));
+        };
+        let requested = self.release_request(contract, &flow);
+        if let Some(at) = requested {
+            let released = flow
+                .clone()
+                .apply(Outcome::ReleaseRequested(at))
+                .map_err(invalid)?;
+            if released != flow {
+                return Ok(project(before, released, None));
+            }
+        }
+        match self.step(contract, &flow, now).await {
+            Ok(outcomes) => {
+                let mut next = flow;
+                for outcome in outcomes {
+                    next = next.apply(outcome).map_err(invalid)?;
+                }
+                Ok(project(before, next, None))
+            }
+            Err(Stop::Retry(problem)) => Ok(project(before, flow, Some(problem))),
+            Err(Stop::Fail(reason)) => {
+                let failed = flow.apply(Outcome::Failed(reason)).map_err(invalid)?;
+                Ok(project(before, failed, None))
+            }
+        }
+    }
+
+    /// The first step: the flow starts (fixing its record keys) and is persisted before any
+    /// write; a contract released before it started ends at once.
+    fn start(&self, contract: &ComputeContractObject, now: Timestamp) -> ComputeContractStatus {
+        let mut status = contract.status.clone();
+        if contract.spec.release {
+            status.phase = ComputePhase::Released;
+            status.message = Some("released before any guest was rented".to_owned());
+            status.release_sent_at = Some(contract.spec.release_requested_at.unwrap_or(now));
+            return status;
+        }
+        project(&status, Flow::start(now), None)
+    }
+
+    /// The release asked for, as a time that stays the same until the owner asks again.
+    fn release_request(&self, contract: &ComputeContractObject, flow: &Flow) -> Option<Timestamp> {
+        contract.spec.release.then(|| {
+            contract
+                .spec
+                .release_requested_at
+                .unwrap_or(flow.started_at)
+        })
+    }
+
+    /// Does what `flow.next` says; its outcomes, in order (none when there is nothing to
+    /// apply yet; several when bids arrived together).
+    async fn step(
+        &self,
+        contract: &ComputeContractObject,
+        flow: &Flow,
+        now: Timestamp,
+    ) -> Result<Vec<Outcome>, Stop> {
+        let one = |outcome: Outcome| vec![outcome];
+        Ok(match flow.next(now) {
+            Next::Write(role) => one(self.write(contract, flow, role).await?),
+            Next::SendRfp => one(self.open_auction(contract, flow, now).await?),
+            Next::CollectBidsUntil(until) => self.collect(flow, until, now).await,
+            Next::CloseBidding | Next::ChooseWinner => self.decide(flow).into_iter().collect(),
+            Next::FetchGrant => one(self.fetch_grant(flow).await?),
+            Next::SendAccept => one(self.send_accept(flow).await?),
+            Next::VerifyReceipt => one(self.verify(flow).await?),
+            Next::AwaitGuest => self
+                .await_guest(contract, flow)
+                .await?
+                .into_iter()
+                .collect(),
+            Next::SendRelease => one(self.send_release(flow).await?),
+            Next::Rest => Vec::new(),
+        })
+    }
+
+    // ---- writes -------------------------------------------------------------------------
+
+    async fn write(
+        &self,
+        contract: &ComputeContractObject,
+        flow: &Flow,
+        role: RecordRole,
+    ) -> Result<Outcome, Stop> {
+        let started = flow.started_at;
+        let (collection, value, at, signed) = match (role, &flow.step) {
+            (RecordRole::Vm, _) => {
+                let plan = planned(contract)?;
+                (vm::NSID, record_value(&plan.vm)?, started, false)
+            }
+            (RecordRole::Policy, _) => match planned(contract)?.policy {
+                None => return Ok(Outcome::NoPolicy),
+                Some(policy) => {
+                    let value = policy.record(self.repo.owner());
+                    (policy.collection(), value, started, true)
+                }
+            },
+            (RecordRole::Rfp, Step::PolicyWritten { vm, policy }) => {
+                let value = record_value(&rfp(vm, policy.as_ref(), None))?;
+                (rfp_nsid::NSID, value, started, true)
+            }
+            (RecordRole::FreeAccept, Step::WinnerChosen(won)) => {
+                let value = record_value(&records::free_accept(won))?;
+                (accepts::free::NSID, value, started, true)
+            }
+            (RecordRole::Accept, Step::GrantReceived { won, grant }) => {
+                let value = record_value(&records::accept(won, grant, None))?;
+                (accept::NSID, value, started, true)
+            }
+            (RecordRole::Delete, Step::Releasing { requested_at, .. }) => {
+                let value = record_value(&records::delete_event(*requested_at))?;
+                (delete::NSID, value, *requested_at, false)
+            }
+            (
+                RecordRole::Event,
+                Step::Releasing {
+                    held,
+                    requested_at,
+                    delete: Some(delete),
+                    ..
+                },
+            ) => {
+                let value = record_value(&records::release_event(held, delete))?;
+                (event::NSID, value, *requested_at, true)
+            }
+            (role, _) => {
+                return Err(Stop::Fail(format!(
+                    "the flow asks for a {role:?} record at a step that cannot write it"
+                )));
+            }
+        };
+        let value = if signed {
+            self.sign(&value, at)?
+        } else {
+            value
+        };
+        let written = self.put(collection, record_key(at, role), &value).await?;
+        Ok(Outcome::Written(role, written))
+    }
+
+    /// `value` signed as a record of the owner's repo, issued at `at` (the record key's time).
+    fn sign(&self, value: &Value, at: Timestamp) -> Result<Value, Stop> {
+        sign_record(value, &self.key, self.repo.owner(), &at.to_rfc3339())
+            .map_err(|error| Stop::Fail(format!("a record could not be signed: {error}")))
+    }
+
+    async fn put(&self, collection: &str, rkey: String, value: &Value) -> Result<StrongRef, Stop> {
+        let rkey = Rkey::parse(&rkey)
+            .map_err(|error| Stop::Fail(format!("the record key {rkey}: {error}")))?;
+        let written = self.repo.put(collection, &rkey, value, Swap::Any).await?;
+        Ok(StrongRef {
+            uri: written.uri.to_string(),
+            cid: written.cid,
+        })
+    }
+
+    // ---- the auction --------------------------------------------------------------------
+
+    /// Finds the bidders and opens the window; the RFP goes out at the next step, after the
+    /// auction is persisted.
+    async fn open_auction(
+        &self,
+        contract: &ComputeContractObject,
+        flow: &Flow,
+        now: Timestamp,
+    ) -> Result<Outcome, Stop> {
+        let Step::RfpWritten { rfp } = &flow.step else {
+            return Err(Stop::Fail("no RFP to send".to_owned()));
+        };
+        let plan = planned(contract)?;
+        let offerings = self.offerings(&plan).await?;
+        let asked = asked_bidders(
+            &plan.bidder_dids,
+            &offerings,
+            &plan.deny_bidder_dids,
+            vm::NSID,
+        );
+        tracing::info!(rfp = %rfp.uri, asked = asked.len(), "the RFP goes to the bidders");
+        Ok(Outcome::RfpSent(Auction {
+            rfp: rfp.clone(),
+            asked,
+            denied: plan.deny_bidder_dids,
+            opened_at: now,
+            bidding: plan.bidding,
+        }))
+    }
+
+    /// Offerings in the repos the relay lists and in the explicit bidders' repos (never in a
+    /// denied one's).
+    async fn offerings(&self, plan: &RequestPlan) -> Result<Vec<FoundOffering>, Stop> {
+        let mut repos = self.peers.repos_with(offering::NSID).await?;
+        repos.extend(plan.bidder_dids.iter().cloned());
+        repos.retain(|repo| !plan.deny_bidder_dids.contains(repo));
+        let mut seen = std::collections::HashSet::new();
+        repos.retain(|repo| seen.insert(repo.clone()));
+        let mut found = Vec::new();
+        for repo in repos {
+            match self.repo.list(&repo, offering::NSID, None, 100).await {
+                Ok(page) => found.extend(page.records.into_iter().filter_map(|record| {
+                    let offering = offering::Offering::from_record_value(record.value).ok()?;
+                    Some(FoundOffering {
+                        bidder_did: repo.clone(),
+                        offering,
+                    })
+                })),
+                Err(error) => tracing::warn!(%repo, %error, "offerings unreadable; not asked"),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Sends the RFP (again, after a restart) to the bidders without a counted bid, waits a
+    /// little for answers, counts every bid that arrived, and closes the window when it is
+    /// over (or `firstFree` decided).
+    async fn collect(&self, flow: &Flow, until: Timestamp, now: Timestamp) -> Vec<Outcome> {
+        let Step::RfpSent { auction, bids } = &flow.step else {
+            return Vec::new();
+        };
+        let inbox = match self.collector.inbox(&auction.rfp) {
+            Some(inbox) => inbox,
+            None => {
+                let unanswered = auction
+                    .asked
+                    .iter()
+                    .filter(|asked| !bids.iter().any(|bid| bid.bidder == asked.did))
+                    .map(|asked| {
+                        let service = asked
+                            .endpoint
+                            .clone()
+                            .unwrap_or_else(|| format!("{}{MARKET_SERVICE}", asked.did));
+                        (asked.did.clone(), service)
+                    })
+                    .collect();
+                self.collector
+                    .ask(&self.peers, &self.clock, &auction.rfp, unanswered)
+            }
+        };
+        let left = until.since(now).min(self.settings.longest_wait);
+        inbox.wait(left).await;
+        let mut counted = bids.clone();
+        let mut outcomes = Vec::new();
+        for arrival in inbox.drain() {
+            match arrival.answer {
+                Ok(Some(bid)) => {
+                    if let Some(bid) = self.count(auction, bid, arrival.received_at).await {
+                        counted.push(bid.clone());
+                        outcomes.push(Outcome::BidCounted(bid));
+                    }
+                }
+                Ok(None) => tracing::info!(bidder = %arrival.bidder, "no bid"),
+                Err(error) => tracing::warn!(bidder = %arrival.bidder, %error, "submitRfp failed"),
+            }
+        }
+        match decide(auction, &counted, self.clock.now()) {
+            Decision::CollectUntil(_) => {}
+            decision => {
+                self.collector.close(&auction.rfp);
+                outcomes.push(Outcome::Decided(decision));
+            }
+        }
+        outcomes
+    }
+
+    /// The bid at `reference` as it counts, or `None` (with the reasons logged).
+    async fn count(
+        &self,
+        auction: &Auction,
+        reference: StrongRef,
+        received_at: Timestamp,
+    ) -> Option<CountedBid> {
+        let fetched = match self.fetch_signed(&reference).await {
+            Ok(record) => record,
+            Err(Stop::Retry(why) | Stop::Fail(why)) => {
+                tracing::warn!(bid = %reference.uri, %why, "the bid is unreadable; not counted");
+                return None;
+            }
+        };
+        let record = bid::Bid::from_record_value(fetched.value).ok()?;
+        let received = ReceivedBid {
+            reference,
+            record,
+            received_at,
+        };
+        match admit(auction, &received) {
+            Ok(counted) => Some(counted),
+            Err(refusals) => {
+                tracing::warn!(bid = %received.reference.uri, ?refusals, "the bid does not count");
+                None
+            }
+        }
+    }
+
+    fn decide(&self, flow: &Flow) -> Option<Outcome> {
+        let (Step::RfpSent { auction, bids } | Step::BidsCollected { auction, bids }) = &flow.step
+        else {
+            return None;
+        };
+        self.collector.close(&auction.rfp);
+        Some(Outcome::Decided(decide(auction, bids, self.clock.now())))
+    }
+
+    // ---- settlement ---------------------------------------------------------------------
+
+    async fn fetch_grant(&self, flow: &Flow) -> Result<Outcome, Stop> {
+        let Step::FreeAcceptWritten { won, free_accept } = &flow.step else {
+            return Err(Stop::Fail("no accepts.free to settle".to_owned()));
+        };
+        let terms = self.fetch(&won.winner.terms).await?;
+        let url = terms.value["url"].as_str().ok_or_else(|| {
+            Stop::Fail(format!(
+                "the free terms {} name no grant url",
+                won.winner.terms.uri
+            ))
+        })?;
+        let grant_ref = self.peers.fetch_grant(url, free_accept).await?;
+        let grant = self.fetch_signed(&grant_ref).await?;
+        let grant = receipts::free::Free::from_record_value(grant.value)
+            .map_err(|error| Stop::Fail(format!("the grant is not a receipts.free: {error}")))?;
+        let ours = self.fetch(free_accept).await?;
+        let mismatches = verify_grant(
+            &grant_ref.uri,
+            &grant,
+            &FreeAcceptance {
+                bidder: &won.winner.bidder,
+                accept: free_accept,
+                accept_record: &ours.value,
+                requester: self.repo.owner(),
+            },
+        );
+        checked(mismatches, "the free grant")?;
+        Ok(Outcome::GrantReceived(grant_ref))
+    }
+
+    async fn send_accept(&self, flow: &Flow) -> Result<Outcome, Stop> {
+        let Step::AcceptWritten { won, accept } = &flow.step else {
+            return Err(Stop::Fail("no accept to send".to_owned()));
+        };
+        let service = won
+            .winner
+            .submit_accept
+            .clone()
+            .unwrap_or_else(|| format!("{}{MARKET_SERVICE}", won.winner.bidder));
+        let answer = self.peers.submit_accept(&service, accept).await?;
+        Ok(Outcome::AcceptAnswered(Held {
+            receipt: answer.receipt,
+            submit_event: answer.submit_event,
+            bidder: won.winner.bidder.clone(),
+        }))
+    }
+
+    async fn verify(&self, flow: &Flow) -> Result<Outcome, Stop> {
+        let Step::AcceptSent { won, accept, held } = &flow.step else {
+            return Err(Stop::Fail("no receipt to verify".to_owned()));
+        };
+        let fetched = self.fetch_signed(&held.receipt).await?;
+        let receipt = receipt::Receipt::from_record_value(fetched.value)
+            .map_err(|error| Stop::Fail(format!("the receipt is not a market.receipt: {error}")))?;
+        let ours = self.fetch(accept).await?;
+        let deal = Deal {
+            rfp: &won.rfp,
+            bid: &won.winner.bid,
+            bidder: &won.winner.bidder,
+            accept,
+            accept_record: &ours.value,
+            requester: self.repo.owner(),
+        };
+        checked(
+            verify_receipt(&held.receipt.uri, &receipt, &deal),
+            "the receipt",
+        )?;
+        Ok(Outcome::ReceiptVerified(self.clock.now()))
+    }
+
+    /// Looks (for a little while) for the provider's `vm.onNetwork` about our receipt in its
+    /// repo; fails the contract once the guest's ready timeout passed.
+    async fn await_guest(
+        &self,
+        contract: &ComputeContractObject,
+        flow: &Flow,
+    ) -> Result<Option<Outcome>, Stop> {
+        let Some(held) = flow.held() else {
+            return Ok(None);
+        };
+        let timeout = contract
+            .spec
+            .fields
+            .vm_ready_timeout_sec
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .map_or(DEFAULT_GUEST_TIMEOUT, Duration::from_secs);
+        let give_up = self.clock.now().saturating_add(self.settings.longest_wait);
+        loop {
+            if self.guest_on_network(held).await? {
+                return Ok(Some(Outcome::GuestReady));
+            }
+            let now = self.clock.now();
+            if flow
+                .guest_deadline(timeout)
+                .is_some_and(|deadline| now >= deadline)
+            {
+                return Err(Stop::Fail(format!(
+                    "the guest did not report vm.onNetwork within {} s; release it",
+                    timeout.as_secs()
+                )));
+            }
+            if now >= give_up {
+                return Ok(None);
+            }
+            tokio::time::sleep(self.settings.guest_poll).await;
+        }
+    }
+
+    async fn guest_on_network(&self, held: &Held) -> Result<bool, Stop> {
+        let page = self.repo.list(&held.bidder, event::NSID, None, 100).await?;
+        Ok(page.records.iter().any(|record| {
+            let value = &record.value;
+            value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
+                && collection_of(value["payload"]["uri"].as_str().unwrap_or_default())
+                    == Some(on_network::NSID)
+                && signed_by_author(value, &held.bidder)
+        }))
+    }
+
+    // ---- release ------------------------------------------------------------------------
+
+    async fn send_release(&self, flow: &Flow) -> Result<Outcome, Stop> {
+        let Step::Releasing {
+            held,
+            event: Some(event),
+            ..
+        } = &flow.step
+        else {
+            return Err(Stop::Fail("no release event to send".to_owned()));
+        };
+        let written = self.fetch(event).await?;
+        match self
+            .peers
+            .submit_event(&held.submit_event, event, &written.value)
+            .await
+        {
+            Ok(()) => Ok(Outcome::ReleaseAcknowledged),
+            Err(error) => Err(Stop::Retry(format!(
+                "the release was not acknowledged: {} (will retry)",
+                error.message
+            ))),
+        }
+    }
+
+    // ---- reading records ----------------------------------------------------------------
+
+    /// The record `reference` names, at exactly its cid.
+    async fn fetch(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
+        let uri = RecordUri::parse(&reference.uri)
+            .map_err(|error| Stop::Fail(format!("{}: {error}", reference.uri)))?;
+        let record = self.repo.get(&uri).await?.ok_or_else(|| {
+            Stop::Retry(format!("{} is not there yet (will retry)", reference.uri))
+        })?;
+        if record.cid != reference.cid {
+            return Err(Stop::Fail(format!(
+                "{} is at {}, not at the cid we were given ({})",
+                reference.uri, record.cid, reference.cid
+            )));
+        }
+        Ok(record)
+    }
+
+    /// The record, when it carries inline signatures that verify as its author's.
+    async fn fetch_signed(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
+        let record = self.fetch(reference).await?;
+        if !signed_by_author(&record.value, record.uri.authority()) {
+            return Err(Stop::Fail(format!(
+                "{} carries no verifying inline signature of its author",
+                reference.uri
+            )));
+        }
+        Ok(record)
+    }
+}
+
+impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> Market for RequesterMarket<R, P> {
+    async fn advance(
+        &self,
+        contract: &ComputeContractObject,
+        now: Timestamp,
+    ) -> Result<ComputeContractStatus, MarketError> {
+        self.advance_flow(contract, now).await
+    }
+}
+
+fn planned(contract: &ComputeContractObject) -> Result<RequestPlan, Stop> {
+    plan(&contract.spec.fields).map_err(|problems| {
+        let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        Stop::Fail(format!(
+            "the contract cannot be requested: {}",
+            all.join("; ")
+        ))
+    })
+}
+
+fn record_value<T: Record>(record: &T) -> Result<Value, Stop> {
+    record
+        .to_record_value()
+        .map_err(|error| Stop::Fail(format!("a {} record: {error}", T::NSID)))
+}
+
+fn checked<E: std::fmt::Display>(mismatches: Vec<E>, what: &str) -> Result<(), Stop> {
+    if mismatches.is_empty() {
+        return Ok(());
+    }
+    let all: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
+    Err(Stop::Fail(format!(
+        "{what} does not match the deal: {}",
+        all.join("; ")
+    )))
+}
+
+fn signed_by_author(value: &Value, author: &str) -> bool {
+    let checks = verify_inline_signatures(value, author);
+    !checks.is_empty() && checks.iter().all(|check| check.result.is_ok())
+}
+
+fn collection_of(uri: &str) -> Option<&str> {
+    uri.strip_prefix("at://")?.split('/').nth(1)
+}
+
+fn invalid(error: swdesk_core::auction::flow::InvalidTransition) -> MarketError {
+    MarketError {
+        message: format!("the persisted flow cannot take this step: {error}"),
+        transient: false,
+    }
+}
+
+/// The wall clock, for the times bids arrive.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or_default();
+        Timestamp::from_unix_millis(millis).unwrap_or(Timestamp::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::peers::AcceptAnswer;
+    use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
+    use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
+    use swdesk_core::name::Name;
+    use swdesk_core::object::{Metadata, Object, Uid};
+    use swdesk_core::repo::memory::MemoryRepo;
+    use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
+
+    const OWNER: &str = "did:plc:owner";
+
+    /// Peers that ask nobody; `submitEvent` answers from a queue (then `Ok`).
+    #[derive(Debug, Default)]
+    struct FakePeers {
+        event_answers: Mutex<VecDeque<Result<(), PeerError>>>,
+        events_sent: Mutex<Vec<StrongRef>>,
+    }
+
+    impl Peers for FakePeers {
+        async fn repos_with(&self, _collection: &str) -> Result<Vec<String>, PeerError> {
+            Ok(Vec::new())
+        }
+        async fn submit_rfp(&self, _: &str, _: &StrongRef) -> Result<Option<StrongRef>, PeerError> {
+            Ok(None)
+        }
+        async fn fetch_grant(&self, _: &str, _: &StrongRef) -> Result<StrongRef, PeerError> {
+            Err(PeerError::refused("no grants here"))
+        }
+        async fn submit_accept(&self, _: &str, _: &StrongRef) -> Result<AcceptAnswer, PeerError> {
+            Err(PeerError::refused("no accepts here"))
+        }
+        async fn submit_event(
+            &self,
+            _: &str,
+            event: &StrongRef,
+            _: &Value,
+        ) -> Result<(), PeerError> {
+            self.events_sent.lock().unwrap().push(event.clone());
+            self.event_answers
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(Ok(()))
+        }
+    }
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).unwrap()
+    }
+
+    fn market(
+        peers: FakePeers,
+    ) -> (
+        RequesterMarket<MemoryRepo, FakePeers>,
+        Arc<MemoryRepo>,
+        Arc<FakePeers>,
+    ) {
+        let repo = Arc::new(MemoryRepo::new(OWNER));
+        let peers = Arc::new(peers);
+        let key = AttestationKey::generate(swdesk_atproto::attestation::Curve::P256);
+        let market = RequesterMarket::new(
+            Arc::clone(&repo),
+            Arc::clone(&peers),
+            key,
+            Arc::new(SystemClock),
+            Settings {
+                longest_wait: Duration::from_millis(10),
+                guest_poll: Duration::from_millis(5),
+            },
+        );
+        (market, repo, peers)
+    }
+
+    fn contract(fields: Contract) -> ComputeContractObject {
+        let name = Name::parse("c").unwrap();
+        Object {
+            metadata: Metadata::new(name.clone(), Uid::from_bytes([1; 16]), at(0)),
+            spec: ComputeContractSpec {
+                deployment: DeploymentRef {
+                    kind: DeploymentKind::Infra,
+                    name: name.clone(),
+                },
+                contract: name,
+                fields,
+                secrets: Vec::new(),
+                release: false,
+                release_requested_at: None,
+            },
+            status: ComputeContractStatus::default(),
+        }
+    }
+
+    fn requested() -> Contract {
+        Contract {
+            name: "c".into(),
+            state: ContractState::Requested,
+            ..Contract::default()
+        }
+    }
+
+    fn held() -> Held {
+        Held {
+            receipt: StrongRef {
+                uri: "at://did:plc:bidder/com.publicdomainrelay.temp.market.receipt/3l".into(),
+                cid: "bafyreceipt".into(),
+            },
+            submit_event: "did:web:bidder#compute_event".into(),
+            bidder: "did:plc:bidder".into(),
+        }
+    }
+
+    async fn step(
+        market: &RequesterMarket<MemoryRepo, FakePeers>,
+        contract: &mut ComputeContractObject,
+        now: Timestamp,
+    ) {
+        contract.status = market.advance(contract, now).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_contract_released_before_it_started_ends_at_once_without_a_write() {
+        let (market, repo, _) = market(FakePeers::default());
+        let mut contract = contract(requested());
+        contract.spec.release = true;
+        contract.spec.release_requested_at = Some(at(3));
+        step(&market, &mut contract, at(5)).await;
+        assert_eq!(contract.status.phase, ComputePhase::Released);
+        assert_eq!(contract.status.release_sent_at, Some(at(3)));
+        assert_eq!(repo.calls().writes(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_flow_is_persisted_before_the_first_write_and_a_bad_contract_fails_with_its_problem()
+     {
+        let (market, repo, _) = market(FakePeers::default());
+        let mut contract = contract(Contract {
+            compute_kind: Some(ContractComputeKind::Deno),
+            ..requested()
+        });
+        step(&market, &mut contract, at(0)).await;
+        assert_eq!(contract.status.flow, Some(Flow::start(at(0))));
+        assert_eq!(
+            repo.calls().writes(),
+            0,
+            "nothing written before the flow is kept"
+        );
+        step(&market, &mut contract, at(1)).await;
+        assert_eq!(contract.status.phase, ComputePhase::Failed);
+        let message = contract.status.message.clone().unwrap();
+        assert!(message.contains("computeKind"), "{message}");
+        assert_eq!(repo.calls().writes(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_step_redone_after_a_crash_rewrites_the_same_records_at_the_same_cids() {
+        let (market, repo, _) = market(FakePeers::default());
+        let mut contract = contract(requested());
+        step(&market, &mut contract, at(0)).await;
+        let mut twice = Vec::new();
+        for _ in 0..3 {
+            let before = contract.clone();
+            step(&market, &mut contract, at(1)).await;
+            let mut again = before;
+            step(&market, &mut again, at(1)).await;
+            assert_eq!(
+                again.status, contract.status,
+                "the redone step ends the same"
+            );
+            twice.push(contract.status.flow.clone().unwrap().step);
+        }
+        let Step::RfpWritten { rfp } = &twice[2] else {
+            panic!("the RFP is written: {twice:?}");
+        };
+        let value = repo
+            .value(OWNER, rfp_nsid::NSID, rfp.uri.rsplit('/').next().unwrap())
+            .unwrap();
+        assert!(
+            signed_by_author(&value, OWNER),
+            "the RFP carries our signature"
+        );
+        assert_eq!(
+            repo.calls().puts,
+            4,
+            "vm and rfp, each written twice at one key"
+        );
+    }
+
+    #[tokio::test]
+    async fn without_bidders_the_window_closes_with_no_bids() {
+        let (market, _, _) = market(FakePeers::default());
+        let mut contract = contract(Contract {
+            policy_args: Some(serde_json::from_str(r#"{"bidWindowSec": 1}"#).unwrap()),
+            ..requested()
+        });
+        let start = SystemClock.now();
+        for _ in 0..200 {
+            step(&market, &mut contract, SystemClock.now()).await;
+            if contract.status.is_finished() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(contract.status.phase, ComputePhase::Failed);
+        assert!(
+            contract
+                .status
+                .message
+                .as_deref()
+                .unwrap()
+                .starts_with("no bids")
+        );
+        assert!(
+            SystemClock.now().since(start) >= Duration::from_secs(1),
+            "after the window"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unacknowledged_release_is_shown_and_retried_and_a_newer_request_sends_anew() {
+        let peers = FakePeers::default();
+        peers.event_answers.lock().unwrap().extend([
+            Err(PeerError::transient("the bidder is unreachable")),
+            Err(PeerError::refused("Forbidden")),
+        ]);
+        let (market, _, peers) = market(peers);
+        let mut contract = contract(requested());
+        contract.status.flow = Some(Flow {
+            step: Step::Deployed { held: held() },
+            ..Flow::start(at(0))
+        });
+        contract.spec.release = true;
+        contract.spec.release_requested_at = Some(at(10));
+        for _ in 0..4 {
+            step(&market, &mut contract, at(11)).await;
+        }
+        assert_eq!(contract.status.phase, ComputePhase::Releasing);
+        let message = contract.status.message.clone().unwrap();
+        assert!(
+            message.contains("unreachable") && message.contains("retry"),
+            "{message}"
+        );
+        contract.spec.release_requested_at = Some(at(20));
+        for _ in 0..4 {
+            step(&market, &mut contract, at(21)).await;
+        }
+        assert_eq!(
+            contract.status.phase,
+            ComputePhase::Releasing,
+            "Forbidden is retried too"
+        );
+        step(&market, &mut contract, at(22)).await;
+        assert_eq!(contract.status.phase, ComputePhase::Released);
+        assert_eq!(contract.status.release_sent_at, Some(at(20)));
+        let sent = peers.events_sent.lock().unwrap().clone();
+        assert_eq!(sent.len(), 3);
+        assert_ne!(
+            sent[0].uri, sent[1].uri,
+            "the newer request wrote a new event"
+        );
+        assert_eq!(sent[1], sent[2]);
+        assert!(
+            sent[1]
+                .uri
+                .ends_with(&record_key(at(20), RecordRole::Event))
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! The ComputeContract status a flow shows: its phase, the winner, the receipt, the bids
+//! counted, what it waits for (or why it failed), and the flow itself, persisted whole.
+//!
+//! Invariant: the status is a function of the flow and the status before it; a value the flow
+//! no longer carries (the bids once a winner is chosen, the winner once only the receipt is
+//! held) is kept from the status before, so the window keeps showing it.
+
+use swdesk_core::auction::flow::{Flow, Step};
+use swdesk_core::compute::{Bid, ComputeContractStatus};
+
+/// The status of `flow`, from `before`; `problem` (a failure being retried) replaces the
+/// message when there is one.
+pub fn project(
+    before: &ComputeContractStatus,
+    flow: Flow,
+    problem: Option<String>,
+) -> ComputeContractStatus {
+    let mut status = before.clone();
+    status.phase = flow.phase();
+    if let Some(bids) = counted(&flow.step) {
+        status.bids = bids;
+    }
+    if let Some(winner) = winner(&flow.step) {
+        status.winner = Some(winner);
+    }
+    status.receipt = match &flow.step {
+        Step::Released { receipt } => receipt.clone(),
+        _ => flow.receipt().cloned(),
+    };
+    if let Step::Releasing { requested_at, .. } = &flow.step {
+        status.release_sent_at = Some(*requested_at);
+    }
+    status.message = Some(problem.unwrap_or_else(|| message(&flow.step, status.bids.len())));
+    status.flow = Some(flow);
+    status
+}
+
+fn counted(step: &Step) -> Option<Vec<Bid>> {
+    match step {
+        Step::RfpSent { bids, .. } | Step::BidsCollected { bids, .. } => Some(
+            bids.iter()
+                .map(|bid| Bid {
+                    bidder: bid.bidder.clone(),
+                    record: bid.bid.clone(),
+                    received_at: bid.received_at,
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn winner(step: &Step) -> Option<String> {
+    match step {
+        Step::WinnerChosen(won)
+        | Step::FreeAcceptWritten { won, .. }
+        | Step::GrantReceived { won, .. }
+        | Step::AcceptWritten { won, .. } => Some(won.winner.bidder.clone()),
+        Step::AcceptSent { held, .. }
+        | Step::ReceiptVerified { held, .. }
+        | Step::Deployed { held }
+        | Step::Releasing { held, .. } => Some(held.bidder.clone()),
+        _ => None,
+    }
+}
+
+fn message(step: &Step, bid_count: usize) -> String {
+    match step {
+        Step::Planned | Step::VmWritten { .. } | Step::PolicyWritten { .. } => {
+            "writing the request (compute.vm, policy, RFP)".to_owned()
+        }
+        Step::RfpWritten { .. } => "sending the RFP to the bidders".to_owned(),
+        Step::RfpSent { auction, bids } => format!(
+            "waiting for bids: {} counted from {} bidder(s) asked; the window closes at {}",
+            bids.len(),
+            auction.asked.len(),
+            auction.closes_at()
+        ),
+        Step::BidsCollected { bids, .. } => format!("choosing the winner of {} bid(s)", bids.len()),
+        Step::WinnerChosen(won)
+        | Step::FreeAcceptWritten { won, .. }
+        | Step::GrantReceived { won, .. }
+        | Step::AcceptWritten { won, .. } => {
+            format!("accepting the bid of {}", won.winner.bidder)
+        }
+        Step::AcceptSent { .. } => "verifying the receipt".to_owned(),
+        Step::ReceiptVerified { .. } => "waiting for the guest to be on the network".to_owned(),
+        Step::Deployed { held } => format!(
+            "deployed by {} (receipt {}), the winner of {bid_count} bid(s)",
+            held.bidder, held.receipt.uri
+        ),
+        Step::Releasing { .. } => "releasing: the release is on its way to the provider".to_owned(),
+        Step::Released { receipt: Some(_) } => {
+            "released: the provider tore the guest down".to_owned()
+        }
+        Step::Released { receipt: None } => "released before any guest was rented".to_owned(),
+        Step::Rejected { reason } | Step::Failed { reason, .. } => reason.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swdesk_core::auction::flow::Held;
+    use swdesk_core::compute::{ComputePhase, StrongRef};
+    use swdesk_core::timestamp::Timestamp;
+
+    fn held() -> Held {
+        Held {
+            receipt: StrongRef {
+                uri: "at://did:plc:bidder/com.publicdomainrelay.temp.market.receipt/3l".into(),
+                cid: "bafyreceipt".into(),
+            },
+            submit_event: "did:web:bidder#compute_event".into(),
+            bidder: "did:plc:bidder".into(),
+        }
+    }
+
+    fn flow(step: Step) -> Flow {
+        Flow {
+            step,
+            ..Flow::start(Timestamp::from_unix_millis(1_800_000_000_000).expect("time"))
+        }
+    }
+
+    #[test]
+    fn a_deployed_flow_shows_its_winner_receipt_and_the_bids_counted_before() {
+        let before = ComputeContractStatus {
+            bids: vec![Bid {
+                bidder: "did:plc:bidder".into(),
+                record: held().receipt,
+                received_at: Timestamp::MIN,
+            }],
+            ..Default::default()
+        };
+        let status = project(&before, flow(Step::Deployed { held: held() }), None);
+        assert_eq!(status.phase, ComputePhase::Deployed);
+        assert_eq!(status.winner.as_deref(), Some("did:plc:bidder"));
+        assert_eq!(status.receipt, Some(held().receipt));
+        assert_eq!(status.bids.len(), 1);
+        assert!(
+            status
+                .message
+                .as_deref()
+                .is_some_and(|m| m.contains("1 bid(s)"))
+        );
+        assert!(status.flow.is_some());
+    }
+
+    #[test]
+    fn a_rejected_flow_fails_with_its_reason_and_a_retried_problem_replaces_the_message() {
+        let rejected = flow(Step::Rejected {
+            reason: "no bids: no bidder was asked".into(),
+        });
+        let status = project(&ComputeContractStatus::default(), rejected, None);
+        assert_eq!(status.phase, ComputePhase::Failed);
+        assert_eq!(
+            status.message.as_deref(),
+            Some("no bids: no bidder was asked")
+        );
+        let releasing = flow(Step::Releasing {
+            held: held(),
+            requested_at: Timestamp::MIN,
+            delete: None,
+            event: None,
+        });
+        let status = project(&status, releasing, Some("unreachable (will retry)".into()));
+        assert_eq!(status.phase, ComputePhase::Releasing);
+        assert_eq!(status.message.as_deref(), Some("unreachable (will retry)"));
+        assert_eq!(status.release_sent_at, Some(Timestamp::MIN));
+        assert!(status.holds_guest());
+    }
+}

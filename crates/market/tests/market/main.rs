@@ -1,0 +1,7 @@
+//! Integration tests of the requester market against the real local PDS and local bidders.
+
+#![allow(clippy::unwrap_used)]
+
+mod auction;
+mod lifecycle;
+mod support;

@@ -1,0 +1,265 @@
+//! What the tests share: the sandbox PDS (shared through `SWDESK_SANDBOX_PDS`), local bidders
+//! from `swdesk-sandbox-bidder` with their own accounts, an owner signed in through Chromium
+//! (session in memory), a requester market over the owner's real repo, a contract object, and
+//! driving `advance` the way the controller does (the status persisted between calls) with a
+//! deadline.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use swdesk_atproto::attestation::{AttestationKey, Curve};
+use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::keychain::MemoryStore;
+use swdesk_atproto::oauth::Secret;
+use swdesk_atproto::service_auth::ServiceAuth;
+use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig, PdsRepo};
+use swdesk_core::compute::{
+    ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase, DeploymentRef,
+};
+use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
+use swdesk_core::market::Market;
+use swdesk_core::name::Name;
+use swdesk_core::object::{Metadata, Object, Uid};
+use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_market::{HttpPeers, OfferingSource, RequesterMarket, Settings, SystemClock};
+use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
+use url::Url;
+
+pub type TestMarket = RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>>;
+
+/// The sandbox of one test.
+pub struct Sandbox {
+    pub pds: SandboxPds,
+    pub identity: IdentityConfig,
+}
+
+pub async fn sandbox() -> Sandbox {
+    let pds = SandboxPds::from_env_or_start()
+        .await
+        .expect("the sandbox PDS starts (set SWDESK_SANDBOX_PDS or npm ci in crates/devnet/pds)");
+    let identity = IdentityConfig::sandbox(
+        Url::parse(&pds.info().plc_url).unwrap(),
+        Url::parse(&pds.info().pds_url).unwrap(),
+    );
+    Sandbox { pds, identity }
+}
+
+impl Sandbox {
+    /// A local bidder with its own fresh account, behaving as told.
+    pub async fn bidder(&self, behaviour: Behaviour) -> RunningBidder {
+        let account = self.pds.create_account("bidder").await.expect("an account");
+        let account = BidderAccount {
+            pds_url: Url::parse(&self.pds.info().pds_url).unwrap(),
+            identifier: account.did,
+            password: Secret::new(account.password),
+        };
+        let mut config = Config::new(self.identity.clone(), account);
+        config.behaviour = behaviour;
+        config.boot_step = Duration::from_millis(150);
+        swdesk_sandbox_bidder::start(config)
+            .await
+            .expect("the bidder starts")
+    }
+
+    /// A fresh owner, signed in through Chromium.
+    pub async fn owner(&self) -> Owner {
+        let account = self.pds.create_account("owner").await.expect("an account");
+        let agent = sign_in(self.identity.clone(), &account).await;
+        Owner {
+            agent,
+            identity: self.identity.clone(),
+            key: AttestationKey::generate(Curve::P256),
+        }
+    }
+}
+
+/// A signed-in owner and the attestation key its market signs with.
+pub struct Owner {
+    pub agent: Agent,
+    pub identity: IdentityConfig,
+    pub key: AttestationKey,
+}
+
+impl Owner {
+    /// A fresh market (as after a restart) asking offerings of `bidders`' repos.
+    pub fn market(&self, bidders: &[&RunningBidder]) -> TestMarket {
+        let repos = bidders.iter().map(|b| b.account.clone()).collect();
+        RequesterMarket::connect(
+            self.agent.clone(),
+            self.identity.clone(),
+            OfferingSource::Repos(repos),
+            self.key.clone(),
+        )
+        .with_settings(Settings {
+            longest_wait: Duration::from_millis(500),
+            guest_poll: Duration::from_millis(100),
+        })
+    }
+
+    /// Every record of `collection` in the owner's repo.
+    pub async fn records(&self, collection: &str) -> Vec<Value> {
+        list_records(&self.identity, &self.agent.did(), collection).await
+    }
+}
+
+/// Every record of `collection` in `repo` (one page is plenty here).
+pub async fn list_records(identity: &IdentityConfig, repo: &str, collection: &str) -> Vec<Value> {
+    let resolver = Resolver::new(identity.clone(), reqwest::Client::new());
+    let pds = resolver.resolve_did(repo).await.unwrap().pds;
+    let answer: Value = reqwest::Client::new()
+        .get(format!("{pds}xrpc/com.atproto.repo.listRecords"))
+        .query(&[("repo", repo), ("collection", collection), ("limit", "100")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["records"].as_array().cloned().unwrap_or_default()
+}
+
+/// A requested contract with these `policyArgs` and bidder lists.
+pub fn contract(
+    policy_args: Value,
+    bidder_dids: Option<Vec<String>>,
+    deny_bidder_dids: Option<Vec<String>>,
+) -> ComputeContractObject {
+    let fields = Contract {
+        name: "web".to_owned(),
+        state: ContractState::Requested,
+        user_data: Some("#cloud-config\n".to_owned()),
+        bidder_dids,
+        deny_bidder_dids,
+        policy_args: match policy_args {
+            Value::Object(args) => Some(args),
+            _ => Some(Map::new()),
+        },
+        vm_ready_timeout_sec: Some(30),
+        ..Contract::default()
+    };
+    let name = Name::parse("web-contract").unwrap();
+    Object {
+        metadata: Metadata::new(name.clone(), Uid::from_bytes([7; 16]), SystemClock.now()),
+        spec: ComputeContractSpec {
+            deployment: DeploymentRef {
+                kind: DeploymentKind::Infra,
+                name,
+            },
+            contract: Name::parse("web").unwrap(),
+            fields,
+            secrets: Vec::new(),
+            release: false,
+            release_requested_at: None,
+        },
+        status: ComputeContractStatus::default(),
+    }
+}
+
+/// The window's arguments: `bidWindowSec` and `firstFree`.
+pub fn window(seconds: i64, first_free: bool) -> Value {
+    json!({"bidWindowSec": seconds, "firstFree": first_free})
+}
+
+/// Advances `contract` with `market` until `done` holds, persisting (JSON round trip) each
+/// status; fails after `limit`.
+pub async fn drive(
+    market: &TestMarket,
+    contract: &mut ComputeContractObject,
+    limit: Duration,
+    done: impl Fn(&ComputeContractStatus) -> bool,
+) {
+    drive_with(|| market, contract, limit, done).await;
+}
+
+/// The same, with a market from `markets` for each call (a fresh one is a restart).
+pub async fn drive_with<'a>(
+    mut markets: impl FnMut() -> &'a TestMarket,
+    contract: &mut ComputeContractObject,
+    limit: Duration,
+    done: impl Fn(&ComputeContractStatus) -> bool,
+) {
+    let deadline = Instant::now() + limit;
+    while !done(&contract.status) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out; the contract is at {:?}: {:?}",
+            contract.status.phase,
+            contract.status.message
+        );
+        let status = markets()
+            .advance(contract, SystemClock.now())
+            .await
+            .expect("the market advances");
+        let moved = status != contract.status;
+        contract.status = persisted(&status);
+        let ended = moved && contract.status.is_finished() && !done(&contract.status);
+        assert!(
+            !ended,
+            "the contract ended elsewhere: {:?}",
+            contract.status
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `status` as the store would read it back.
+pub fn persisted(status: &ComputeContractStatus) -> ComputeContractStatus {
+    serde_json::from_str(&serde_json::to_string(status).unwrap()).unwrap()
+}
+
+pub fn deployed(status: &ComputeContractStatus) -> bool {
+    status.phase == ComputePhase::Deployed
+}
+
+pub fn finished(status: &ComputeContractStatus) -> bool {
+    status.is_finished()
+}
+
+/// A behaviour asking `cost`, bidding after `delay_ms`.
+pub fn asking(cost: &str, delay_ms: u64) -> Behaviour {
+    Behaviour {
+        cost: Some(cost.to_owned()),
+        bid_delay: Duration::from_millis(delay_ms),
+        ..Behaviour::default()
+    }
+}
+
+/// Asks for the release at `at`.
+pub fn release(contract: &mut ComputeContractObject, at: Timestamp) {
+    contract.spec.release = true;
+    contract.spec.release_requested_at = Some(at);
+}
+
+/// Chromium signing in as `account` and approving.
+#[derive(Debug)]
+struct Approving(Account);
+
+impl Browser for Approving {
+    fn open(&self, url: &Url) -> Result<(), String> {
+        let (url, account) = (url.to_string(), self.0.clone());
+        tokio::spawn(
+            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
+        );
+        Ok(())
+    }
+}
+
+async fn sign_in(identity: IdentityConfig, account: &Account) -> Agent {
+    let config = OAuthConfig {
+        identity,
+        client: ClientKind::Loopback,
+        callback_timeout: Duration::from_secs(90),
+    };
+    let client = OAuthClient::new(
+        config,
+        reqwest::Client::new(),
+        Arc::new(Approving(account.clone())),
+        Arc::new(MemoryStore::default()),
+    );
+    client
+        .sign_in(&account.handle)
+        .await
+        .expect("sign-in succeeds")
+}

@@ -11,7 +11,7 @@ use swdesk_atproto::oauth::Secret;
 use swdesk_devnet::SandboxPds;
 use swdesk_gateway::kubeconfig::Summary;
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
-use swdesk_tests::{AppWindow, SANDBOX_ENV, borrowed, sandbox_env};
+use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
 use url::Url;
 
 /// Slow enough to see each phase in the window, quick enough for a test.
@@ -34,28 +34,17 @@ async fn gateway(pds: &SandboxPds) -> anyhow::Result<RunningGateway> {
     Ok(swdesk_sandbox_gateway::start(Config::new(identity, account, TIMINGS)).await?)
 }
 
-/// The sandbox line of `env` naming `gateway` as the network's cluster gateway.
-fn with_gateway(
-    mut env: Vec<(&'static str, String)>,
-    gateway: &RunningGateway,
-) -> anyhow::Result<Vec<(&'static str, String)>> {
-    for (name, value) in &mut env {
-        if *name == SANDBOX_ENV {
-            let mut line: serde_json::Value = serde_json::from_str(value)?;
-            line["gatewayDid"] = serde_json::Value::from(gateway.did.clone());
-            *value = line.to_string();
-        }
-    }
-    Ok(env)
-}
-
 #[tokio::test]
 async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfig()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let owner = pds.create_account("e2eclu").await?;
     let gateway = gateway(&pds).await?;
-    let env = with_gateway(sandbox_env(&pds, &owner)?, &gateway)?;
+    let env = with_sandbox_field(
+        sandbox_env(&pds, &owner)?,
+        "gatewayDid",
+        serde_json::Value::from(gateway.did.clone()),
+    )?;
     let mut window = AppWindow::open_with_env("clusters", &borrowed(&env)).await?;
     window.sign_in().await?;
     window.press_command_key("2").await?;

@@ -4,5 +4,6 @@
 
 mod clusters;
 mod deployments;
+mod market;
 mod shell;
 mod sign_in;

@@ -41,6 +41,22 @@ pub fn sandbox_env(
     Ok(env)
 }
 
+/// `env` with `field` set to `value` in its sandbox line (a gateway, bidders, for the app).
+pub fn with_sandbox_field(
+    mut env: Vec<(&'static str, String)>,
+    field: &str,
+    value: serde_json::Value,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
+    for (name, line) in &mut env {
+        if *name == SANDBOX_ENV {
+            let mut parsed: serde_json::Value = serde_json::from_str(line)?;
+            parsed[field] = value.clone();
+            *line = parsed.to_string();
+        }
+    }
+    Ok(env)
+}
+
 /// `env` as the borrowed pairs [`AppWindow::open_with_env`] takes.
 pub fn borrowed<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     env.iter()

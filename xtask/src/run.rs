@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::cmd;
 use crate::paths::Paths;
-use crate::sandbox::{self, SandboxGateway, SandboxPds};
+use crate::sandbox::{self, SandboxBidder, SandboxGateway, SandboxPds};
 use crate::setup::{self, Purpose};
 
 /// The app binary's name (see `src-tauri/Cargo.toml`).
@@ -30,6 +30,10 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         "swdesk-sandbox-gateway",
         "--bin",
         sandbox::GATEWAY_BINARY,
+        "--package",
+        "swdesk-sandbox-bidder",
+        "--bin",
+        sandbox::BIDDER_BINARY,
     ]))?;
     anyhow::ensure!(
         std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some(),
@@ -45,8 +49,18 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         DEMO_ACCOUNT.1
     );
     let gateway = SandboxGateway::start(paths, &pds)?;
-    let line = sandbox::app_line(&pds, &gateway.did()?)?;
+    // Two bidders with different prices, so requesting a contract shows a real auction.
+    let bidders = [
+        SandboxBidder::start(paths, &pds, "0.20")?,
+        SandboxBidder::start(paths, &pds, "0.35")?,
+    ];
+    let bidder_dids = bidders
+        .iter()
+        .map(SandboxBidder::account)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let line = sandbox::app_line(&pds, &gateway.did()?, &bidder_dids)?;
     let outcome = cmd::run(Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, line));
+    drop(bidders);
     drop(gateway);
     drop(pds);
     outcome

@@ -128,14 +128,46 @@ impl SandboxGateway {
     }
 }
 
+/// A sandbox bidder (`swdesk-sandbox-bidder`) asking `cost` for a guest, joined to a running PDS.
+#[derive(Debug)]
+pub struct SandboxBidder(Harness);
+
+impl SandboxBidder {
+    /// Starts the built bidder binary on `pds` and waits until it serves.
+    pub fn start(paths: &Paths, pds: &SandboxPds, cost: &str) -> anyhow::Result<Self> {
+        let mut command = Command::new(paths.binary("debug", BIDDER_BINARY));
+        command
+            .env(SANDBOX_PDS_ENV, pds.ready_line())
+            .env("SWDESK_SANDBOX_BIDDER_COST", cost);
+        Harness::spawn(command, "a sandbox bidder").map(Self)
+    }
+
+    /// The DID of the bidder's account (the author of its offering and bids).
+    pub fn account(&self) -> anyhow::Result<String> {
+        let line: serde_json::Value = serde_json::from_str(self.0.ready_line())?;
+        line["accountDid"]
+            .as_str()
+            .map(str::to_owned)
+            .context("the bidder's ready line names no accountDid")
+    }
+}
+
+/// The bidder's binary (see `crates/sandbox-bidder`).
+pub const BIDDER_BINARY: &str = "swdesk-sandbox-bidder";
+
 /// The gateway's binary (see `crates/sandbox-gateway`).
 pub const GATEWAY_BINARY: &str = "swdesk-sandbox-gateway";
 
-/// The PDS's ready line naming `gateway_did` as the network's cluster gateway: what the app
-/// reads from `SWDESK_SANDBOX`.
-pub fn app_line(pds: &SandboxPds, gateway_did: &str) -> anyhow::Result<String> {
+/// The PDS's ready line naming `gateway_did` as the network's cluster gateway and
+/// `bidder_dids` as its market's bidders: what the app reads from `SWDESK_SANDBOX`.
+pub fn app_line(
+    pds: &SandboxPds,
+    gateway_did: &str,
+    bidder_dids: &[String],
+) -> anyhow::Result<String> {
     let mut line: serde_json::Value = serde_json::from_str(pds.ready_line())?;
     line["gatewayDid"] = serde_json::Value::from(gateway_did);
+    line["bidderDids"] = serde_json::Value::from(bidder_dids.to_vec());
     Ok(line.to_string())
 }
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::attestation::AttestationKey;
+use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::ReconcileError;
 use swdesk_controller::kinds::compute::Unconnected;
@@ -20,10 +21,12 @@ use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
+use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::timestamp::Clock;
+use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::{Resource, Store, StoreError};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
@@ -59,6 +62,17 @@ pub enum ControllerError {
     },
 }
 
+/// What the controller needs to run contracts on the compute market.
+#[derive(Debug)]
+pub struct MarketAccess {
+    /// Where the bidders' offerings are found.
+    pub offerings: OfferingSource,
+    /// The account's key for inline attestations (kept in the keychain).
+    pub key: AttestationKey,
+    /// How bidders' identities resolve.
+    pub identity: IdentityConfig,
+}
+
 /// The controller of one account, running.
 #[derive(Debug)]
 pub struct AccountController {
@@ -92,11 +106,41 @@ impl AccountController {
         Self::start_over(data_dir, PdsRepo::new(agent, resolver), config).await
     }
 
+    /// Opens the account's store and starts the engine over its repo, running contracts on
+    /// the compute market `market` opens (or, without one, leaving them waiting).
+    pub async fn start_on_market(
+        data_dir: &Path,
+        agent: Agent,
+        resolver: Resolver,
+        market: Option<MarketAccess>,
+        config: EngineConfig,
+    ) -> Result<Self, ControllerError> {
+        let repo = PdsRepo::new(agent.clone(), resolver);
+        match market {
+            Some(access) => {
+                let market =
+                    RequesterMarket::connect(agent, access.identity, access.offerings, access.key);
+                Self::start_with(data_dir, repo, market, config).await
+            }
+            None => Self::start_with(data_dir, repo, Unconnected, config).await,
+        }
+    }
+
     /// Opens the store of `repo`'s owner under `data_dir` and starts the engine over `repo`
     /// (the account's `PdsRepo`, possibly wrapped, e.g. counted by a benchmark).
     pub async fn start_over<R: RecordRepo + 'static>(
         data_dir: &Path,
         repo: R,
+        config: EngineConfig,
+    ) -> Result<Self, ControllerError> {
+        Self::start_with(data_dir, repo, Unconnected, config).await
+    }
+
+    /// Opens the store of `repo`'s owner and starts the engine over `repo` and `market`.
+    pub async fn start_with<R: RecordRepo + 'static, M: Market + 'static>(
+        data_dir: &Path,
+        repo: R,
+        market: M,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
         let did = repo.owner().to_owned();
@@ -106,7 +150,7 @@ impl AccountController {
         let engine = Engine::start(
             Arc::clone(&store),
             Arc::new(repo),
-            Arc::new(Unconnected),
+            Arc::new(market),
             Arc::new(SystemClock),
             config,
         );

@@ -32,7 +32,7 @@ use crate::clusters::{
     self, Applied, ApplyRequest, ClusterError, ClusterSession, ClustersView, JobView,
     SavedKubeconfig,
 };
-use crate::controller::{AccountController, ControllerError, LiveEvent};
+use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::network::Network;
 use crate::serde_name;
@@ -283,6 +283,31 @@ impl Desk {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// What the controller needs to run contracts on the network's market: its offerings and
+    /// the account's attestation key from the keychain. Without either, contracts wait.
+    async fn market_access(&self, did: &str) -> Option<MarketAccess> {
+        let network = self.sessions.network();
+        let offerings = network.market.clone()?;
+        let (keychain, did) = (network.keychain_name.clone(), did.to_owned());
+        let key = tokio::task::spawn_blocking(move || {
+            swdesk_atproto::keychain::Keychain::open(&keychain)?.attestation_key(&did)
+        })
+        .await
+        .map_err(|error| error.to_string())
+        .and_then(|key| key.map_err(|error| error.to_string()));
+        match key {
+            Ok(key) => Some(MarketAccess {
+                offerings,
+                key,
+                identity: network.oauth.identity.clone(),
+            }),
+            Err(error) => {
+                tracing::error!(%error, "no attestation key: contracts wait for the market");
+                None
+            }
+        }
+    }
+
     /// Starts following the signed-in owner's clusters, when the network has a gateway.
     fn follow_clusters(&self, agent: &swdesk_atproto::Agent, resolver: &Resolver) {
         let Some(did) = self.sessions.network().gateway_did.clone() else {
@@ -380,9 +405,15 @@ impl Desk {
             reqwest::Client::new(),
         );
         self.follow_clusters(&agent, &resolver);
-        let started =
-            AccountController::start(&self.data_dir, agent, resolver, EngineConfig::default())
-                .await;
+        let market = self.market_access(&agent.did()).await;
+        let started = AccountController::start_on_market(
+            &self.data_dir,
+            agent,
+            resolver,
+            market,
+            EngineConfig::default(),
+        )
+        .await;
         let mut error = self
             .controller_error
             .lock()

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use swdesk_atproto::identity::IdentityConfig;
 use swdesk_atproto::{ClientKind, OAuthConfig};
+use swdesk_market::OfferingSource;
 use url::Url;
 
 /// The variable that carries the sandbox's ready line.
@@ -43,11 +44,30 @@ struct SandboxLine {
     /// The sandbox's cluster gateway (`did:web:localhost%3A<port>`), when one runs.
     #[serde(default)]
     gateway_did: Option<String>,
+    /// The accounts of the sandbox's bidders (there is no relay to find their offerings).
+    #[serde(default)]
+    bidder_dids: Vec<String>,
     /// The keychain entry to keep the session in, instead of one per sandbox port (each window
     /// of the end-to-end suite has its own, so one test's session never leaks into the next).
     #[serde(default)]
     keychain: Option<String>,
 }
+
+/// The relay whose `listReposByCollection` finds the public market's offerings, from
+/// `SWDESK_MARKET_RELAY`; without it the public network's contracts wait, saying so.
+fn market_relay() -> Option<OfferingSource> {
+    let relay = std::env::var(MARKET_RELAY_ENV).ok()?;
+    match Url::parse(&relay) {
+        Ok(url) => Some(OfferingSource::Relay(url)),
+        Err(error) => {
+            tracing::warn!(%error, "{MARKET_RELAY_ENV} is not a URL; the market stays unconnected");
+            None
+        }
+    }
+}
+
+/// The variable naming the relay that finds the market's offerings.
+pub const MARKET_RELAY_ENV: &str = "SWDESK_MARKET_RELAY";
 
 /// The network the app talks to.
 #[derive(Debug, Clone)]
@@ -63,6 +83,8 @@ pub struct Network {
     /// The cluster gateway's DID (its endpoint comes from its DID document), if the network
     /// has one.
     pub gateway_did: Option<String>,
+    /// Where the compute market's offerings are found, if the network has a market.
+    pub market: Option<OfferingSource>,
 }
 
 /// The network description could not be read.
@@ -106,6 +128,8 @@ impl Network {
             },
             demo: line.accounts.into_iter().next(),
             gateway_did: line.gateway_did,
+            market: (!line.bidder_dids.is_empty())
+                .then_some(OfferingSource::Repos(line.bidder_dids)),
         })
     }
 
@@ -126,6 +150,7 @@ impl Network {
             },
             demo: None,
             gateway_did: Some(swdesk_gateway::DEFAULT_GATEWAY_DID.to_owned()),
+            market: market_relay(),
         })
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use keyring_core::{CredentialStore, Entry};
 
+use crate::attestation::{AttestationKey, Curve};
 use crate::oauth::StoredSession;
 
 /// The keychain's service name prefix; the network name follows it.
@@ -72,6 +73,30 @@ impl Keychain {
 
     fn entry(&self) -> Result<Entry, KeychainError> {
         Entry::new_in_store(&self.store, &self.service, ENTRY_USER).map_err(unavailable)
+    }
+}
+
+impl Keychain {
+    /// The key `did` signs its market records with (inline attestations), kept in the keychain
+    /// beside the session; made and kept on first use. Never leaves the keychain and memory.
+    pub fn attestation_key(&self, did: &str) -> Result<AttestationKey, KeychainError> {
+        let entry = Entry::new_in_store(&self.store, &self.service, &format!("attestation:{did}"))
+            .map_err(unavailable)?;
+        match entry.get_secret() {
+            Ok(bytes) => AttestationKey::from_secret_bytes(Curve::P256, &bytes).ok_or_else(|| {
+                KeychainError::Corrupt(
+                    "the attestation key in the keychain is not a P-256 key".into(),
+                )
+            }),
+            Err(keyring_core::Error::NoEntry) => {
+                let key = AttestationKey::generate(Curve::P256);
+                entry
+                    .set_secret(&key.to_secret_bytes())
+                    .map_err(unavailable)?;
+                Ok(key)
+            }
+            Err(error) => Err(unavailable(error)),
+        }
     }
 }
 

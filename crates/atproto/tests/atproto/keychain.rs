@@ -50,3 +50,17 @@ fn two_networks_keep_separate_sessions() {
     assert_eq!(public.load().unwrap(), None);
     sandbox.delete().unwrap();
 }
+
+#[test]
+fn an_accounts_attestation_key_is_made_once_and_kept_in_the_os_keychain() {
+    let store = keychain("attestation");
+    let first = store.attestation_key("did:plc:attestation-a").unwrap();
+    let again = store.attestation_key("did:plc:attestation-a").unwrap();
+    assert_eq!(
+        first.did_key(),
+        again.did_key(),
+        "the same key is read back"
+    );
+    let other = store.attestation_key("did:plc:attestation-b").unwrap();
+    assert_ne!(first.did_key(), other.did_key(), "each account has its own");
+}

@@ -1,0 +1,105 @@
+//! A contract on the market from the window, against the sandbox's real PDS and two sandbox
+//! bidders with different prices: requesting it runs a real auction, the cheaper bidder wins,
+//! the contract reaches Deployed with its winner and receipt, and one click releases it (the
+//! winner tears its guest down).
+
+use std::time::Duration;
+
+use serde_json::json;
+use swdesk_devnet::SandboxPds;
+use swdesk_sandbox_bidder::state::GuestPhase;
+use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
+use swdesk_sandbox_peer::sandbox_identity;
+use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
+
+/// An auction takes the bid window (3 s here) and the guest's boot; generous under load.
+const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
+
+async fn bidder(pds: &SandboxPds, cost: &str) -> anyhow::Result<RunningBidder> {
+    let account = BidderAccount::create(pds, "e2ebid").await?;
+    let mut config = Config::new(sandbox_identity(pds)?, account);
+    config.behaviour = Behaviour {
+        cost: Some(cost.to_owned()),
+        ..Behaviour::default()
+    };
+    Ok(swdesk_sandbox_bidder::start(config).await?)
+}
+
+#[tokio::test]
+async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_click_releases_it()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let owner = pds.create_account("e2emkt").await?;
+    let (dear, cheap) = (bidder(&pds, "0.50").await?, bidder(&pds, "0.20").await?);
+    let bidders = json!([dear.account.clone(), cheap.account.clone()]);
+    let env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
+    let mut window = AppWindow::open_with_env("market", &borrowed(&env)).await?;
+    window.sign_in().await?;
+
+    window.press_command_key("n").await?;
+    let declaration = json!({
+        "kind": "Infra",
+        "metadata": {"name": "rented"},
+        "spec": {"contracts": [{"name": "vm", "state": "staged", "policyArgs": {"bidWindowSec": 3}}]}
+    });
+    window
+        .type_into("[data-testid='declaration-json']", &declaration.to_string())
+        .await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .click("[data-testid='deployment-row'][data-name='rented']")
+        .await?;
+    window
+        .click("[data-contract='vm'] [data-action='request']")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Deployed",
+            MARKET_TIMEOUT,
+        )
+        .await?;
+    let contract = window.text_of("[data-contract='vm']").await?;
+    assert!(
+        contract.contains(&cheap.account),
+        "the cheaper bidder wins: {contract}"
+    );
+    assert!(
+        contract.contains(&format!(
+            "at://{}/com.publicdomainrelay.temp.market.receipt/",
+            cheap.account
+        )),
+        "the receipt is the winner's: {contract}"
+    );
+    assert_eq!(
+        dear.state().guests.len(),
+        0,
+        "the dearer bidder runs nothing"
+    );
+    assert_eq!(cheap.state().guests.len(), 1);
+    window.screenshot("deployed").await?;
+
+    window
+        .click("[data-contract='vm'] [data-action='release']")
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Released",
+            MARKET_TIMEOUT,
+        )
+        .await?;
+    assert_eq!(
+        cheap.state().guests[0].phase,
+        GuestPhase::TornDown,
+        "the winner tore its guest down"
+    );
+    window.screenshot("released").await?;
+    window.close().await?;
+    cheap.stop().await;
+    dear.stop().await;
+    Ok(())
+}

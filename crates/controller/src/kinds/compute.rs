@@ -28,6 +28,22 @@ use crate::runtime::{Action, ObjectKey, Reconciler};
 pub const FINALIZER: &str = "compute.socialweb.computer/guest";
 /// How soon a waiting contract is looked at again.
 const WAITING_RECHECK: Duration = Duration::from_secs(30);
+/// How soon a contract whose market flow is under way (bids arriving, the window closing, the
+/// guest booting) is looked at again: the market waits up to a few seconds itself each time.
+const FLOW_RECHECK: Duration = Duration::from_secs(3);
+
+/// When to look at a contract again on its own: soon while its market flow moves, at the
+/// waiting pace while it waits for something else, never when it rests.
+fn recheck_after(status: &ComputeContractStatus) -> Option<Duration> {
+    status.waiting_for()?;
+    Some(
+        if status.flow.as_ref().is_some_and(|flow| !flow.is_finished()) {
+            FLOW_RECHECK
+        } else {
+            WAITING_RECHECK
+        },
+    )
+}
 
 /// Reconciles ComputeContract objects.
 #[derive(Debug)]
@@ -48,7 +64,7 @@ impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
             .advance(object, self.context.now())
             .await
             .map_err(market_error)?;
-        let waiting = status.waiting_for().is_some();
+        let recheck = recheck_after(&status);
         if status != object.status {
             let mut updated = object.clone();
             updated.status = status;
@@ -56,11 +72,7 @@ impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
                 .store(move |store| store.update_status::<ComputeContractSpec>(&updated))
                 .await?;
         }
-        Ok(if waiting {
-            Action::RequeueAfter(WAITING_RECHECK)
-        } else {
-            Action::AwaitChange
-        })
+        Ok(recheck.map_or(Action::AwaitChange, Action::RequeueAfter))
     }
 
     /// A contract that holds a guest is released before it goes.
@@ -135,5 +147,42 @@ impl Market for Unconnected {
             (false, _) => status.message = Some(NO_MARKET.to_owned()),
         }
         Ok(status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use swdesk_core::auction::flow::Flow;
+    use swdesk_core::compute::ComputePhase;
+    use swdesk_core::timestamp::Timestamp;
+
+    use super::*;
+
+    fn requesting(flow: Option<Flow>) -> ComputeContractStatus {
+        ComputeContractStatus {
+            phase: ComputePhase::Requesting,
+            flow,
+            ..ComputeContractStatus::default()
+        }
+    }
+
+    #[test]
+    fn a_moving_flow_is_looked_at_soon_a_wait_at_its_pace_and_a_rest_never() {
+        let started =
+            Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
+        assert_eq!(
+            recheck_after(&requesting(Some(Flow::start(started)))),
+            Some(FLOW_RECHECK)
+        );
+        assert_eq!(
+            recheck_after(&requesting(None)),
+            Some(WAITING_RECHECK),
+            "no market yet"
+        );
+        let deployed = ComputeContractStatus {
+            phase: ComputePhase::Deployed,
+            ..ComputeContractStatus::default()
+        };
+        assert_eq!(recheck_after(&deployed), None);
     }
 }

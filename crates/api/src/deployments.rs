@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use swdesk_controller::kinds::deployment::{Deployment, SYNCED, is_follower};
+use swdesk_controller::kinds::deployment::{
+    CONFLICT, Deployment, FOLLOWING, OFFLINE, PUBLISHED, PULLED, PUSHED, RECORD_ENDED,
+    RECORD_INVALID, RESERVED_KEY, SYNCED, WAITING_TO_SYNC, is_follower,
+};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
@@ -524,12 +527,12 @@ fn sync_state<D: Deployment>(object: &ObjectOf<D>) -> (SyncState, Option<String>
     };
     let message = Some(synced.message.clone()).filter(|message| !message.is_empty());
     let state = match synced.reason.as_str() {
-        "Published" | "Following" | "Pushed" => SyncState::InSync,
-        "Pulled" => SyncState::Pulling,
-        "Conflict" => SyncState::Conflict,
-        "Offline" | "WaitingToSync" => SyncState::Offline,
-        "RecordInvalid" | "ReservedKey" => SyncState::Invalid,
-        "RecordEnded" => SyncState::Ended,
+        PUBLISHED | FOLLOWING | PUSHED => SyncState::InSync,
+        PULLED => SyncState::Pulling,
+        CONFLICT => SyncState::Conflict,
+        OFFLINE | WAITING_TO_SYNC => SyncState::Offline,
+        RECORD_INVALID | RESERVED_KEY => SyncState::Invalid,
+        RECORD_ENDED => SyncState::Ended,
         _ if synced.status == ConditionStatus::True => SyncState::InSync,
         _ => SyncState::Publishing,
     };

@@ -24,25 +24,35 @@ async fn eventually(what: &str, check: impl Fn() -> bool) {
     panic!("{what} did not happen within 20 s");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it() {
-    let world = World::new();
-    let engine = Engine::start(
+/// The engine over the world's store and repo, with no market.
+fn start(world: &World, config: EngineConfig) -> Engine {
+    Engine::start(
         world.store.clone(),
         world.repo.clone(),
         Arc::new(Unconnected),
         world.clock.clone(),
-        EngineConfig::default(),
-    );
+        config,
+    )
+}
+
+/// Declares the Infra `name` in the store.
+fn declare(world: &World, name: &str, description: &str) {
     let object = Object {
-        metadata: world.metadata("web"),
+        metadata: world.metadata(name),
         spec: InfraSpec {
-            description: Some("hello".into()),
+            description: Some(description.into()),
             ..Default::default()
         },
         status: InfraStatus::default(),
     };
     world.store.create::<InfraSpec>(&object).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it() {
+    let world = World::new();
+    let engine = start(&world, EngineConfig::default());
+    declare(&world, "web", "hello");
     eventually("the record is published", || {
         world.repo.value(OWNER, INFRA, "web").is_some()
     })
@@ -80,22 +90,8 @@ async fn an_edit_made_elsewhere_is_pulled_by_the_poll_long_before_the_resync() {
         remote_max_age: Duration::from_secs(3600),
         ..EngineConfig::default()
     };
-    let engine = Engine::start(
-        world.store.clone(),
-        world.repo.clone(),
-        Arc::new(Unconnected),
-        world.clock.clone(),
-        config,
-    );
-    let object = Object {
-        metadata: world.metadata("web"),
-        spec: InfraSpec {
-            description: Some("here".into()),
-            ..Default::default()
-        },
-        status: InfraStatus::default(),
-    };
-    world.store.create::<InfraSpec>(&object).unwrap();
+    let engine = start(&world, config);
+    declare(&world, "web", "here");
     eventually("the record is published", || {
         world.repo.value(OWNER, INFRA, "web").is_some()
     })

@@ -22,7 +22,10 @@ use swdesk_core::rollup::ObjectPhase;
 use swdesk_core::sync::SyncAction;
 use swdesk_store::ObjectOf;
 
-use super::{Deployment, DeploymentReconciler, Observed, child_written, invalid, set_synced};
+use super::{
+    CONFLICT, Deployment, DeploymentReconciler, FOLLOWING, Observed, PUSHED, RECORD_ENDED,
+    RECORD_GONE, child_written, invalid, set_synced,
+};
 use crate::context::ReconcileError;
 use crate::runtime::Action;
 
@@ -64,20 +67,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 )
                 .await?;
         }
-        let observed = match self.observe(object).await? {
-            Ok(observed) => observed,
-            Err(problems) => {
-                let message = format!("the record in the repo cannot be read ({problems})");
-                set_synced(
-                    D::status_mut(&mut status),
-                    false,
-                    "RecordInvalid",
-                    &message,
-                    now,
-                );
-                self.write_status(object, status).await?;
-                return Ok(Action::AwaitChange);
-            }
+        let Some(observed) = self.observe_or_report(object, &mut status).await? else {
+            return Ok(Action::AwaitChange);
         };
         self.show_writer_status(object, &mut status, &observed);
         match self.decide(object, &observed.rkey, observed.facts.as_ref())? {
@@ -88,7 +79,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                     .hash()
                     .map_err(invalid)?;
                 D::status_mut(&mut status).last_declaration_hash = Some(spec);
-                set_synced(D::status_mut(&mut status), true, "Following", "", now);
+                set_synced(D::status_mut(&mut status), true, FOLLOWING, "", now);
                 let again = follow_again(D::status(&status).phase);
                 self.write_status(object, status).await?;
                 Ok(again)
@@ -102,15 +93,15 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             }
             action => {
                 let (synced, reason, message) = match action {
-                    SyncAction::Ended => (true, "RecordEnded", "the writer ended this deployment"),
+                    SyncAction::Ended => (true, RECORD_ENDED, "the writer ended this deployment"),
                     SyncAction::Conflict => (
                         false,
-                        "Conflict",
+                        CONFLICT,
                         "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's",
                     ),
                     _ => (
                         false,
-                        "RecordGone",
+                        RECORD_GONE,
                         "the record this follows is not in the repo",
                     ),
                 };
@@ -174,7 +165,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         set_synced(
             D::status_mut(&mut status),
             true,
-            "Pushed",
+            PUSHED,
             "the edit is written for the writer to act on",
             now,
         );

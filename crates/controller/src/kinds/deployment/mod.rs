@@ -64,6 +64,22 @@ pub const PUBLISHING: &str = "Publishing";
 pub const WAITING_TO_SYNC: &str = "WaitingToSync";
 /// The repo could not be read; the deployment waits for it here, unchanged.
 pub const OFFLINE: &str = "Offline";
+/// The record does not validate; nothing is written over it.
+pub const RECORD_INVALID: &str = "RecordInvalid";
+/// Edited here and in the repo since they last agreed: the owner chooses.
+pub const CONFLICT: &str = "Conflict";
+/// The record's declaration was applied here.
+pub const PULLED: &str = "Pulled";
+/// The record has ended; it is never written again.
+pub const RECORD_ENDED: &str = "RecordEnded";
+/// The object is bound to `self`, the index's key.
+pub const RESERVED_KEY: &str = "ReservedKey";
+/// A follower shows its writer's record.
+pub const FOLLOWING: &str = "Following";
+/// A follower wrote the owner's edit into the writer's record.
+pub const PUSHED: &str = "Pushed";
+/// A follower's record is not in the repo.
+pub const RECORD_GONE: &str = "RecordGone";
 
 const WAITING_FOR_WRITE: &str = "waiting for the record to be written to the repo";
 /// How soon a deployment that waits (contracts, its record being written) is looked at again.
@@ -113,31 +129,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
         let mut status = object.status.clone();
         self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
-        let observed = match self.observe(object).await {
-            Err(ReconcileError::Repo(error)) if error.is_transient() => {
-                let message = format!(
-                    "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
-                );
-                set_synced(D::status_mut(&mut status), false, OFFLINE, &message, now);
-                self.write_status(object, status).await?;
-                return Err(ReconcileError::Repo(error));
-            }
-            Err(error) => return Err(error),
-            Ok(Ok(observed)) => observed,
-            Ok(Err(problems)) => {
-                let message = format!(
-                    "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
-                );
-                set_synced(
-                    D::status_mut(&mut status),
-                    false,
-                    "RecordInvalid",
-                    &message,
-                    now,
-                );
-                self.write_status(object, status).await?;
-                return Ok(Action::AwaitChange);
-            }
+        let Some(observed) = self.observe_or_report(object, &mut status).await? else {
+            return Ok(Action::AwaitChange);
         };
         let action = self.decide(object, &observed.rkey, observed.facts.as_ref())?;
         self.act(object, status, &observed, action).await
@@ -155,6 +148,37 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         infra.contracts = contracts.statuses.clone();
         infra.phase = rollup::rollup(&contracts.phases(), facts);
         infra.observed_generation = object.metadata.generation;
+    }
+
+    /// The record as the repo holds it, or `None` once the status says why it cannot be used:
+    /// `Offline` when the repo cannot be read (the error is returned too, so the run is retried
+    /// with backoff), `RecordInvalid` with every problem when it does not validate.
+    async fn observe_or_report(
+        &self,
+        object: &ObjectOf<D>,
+        status: &mut D::Status,
+    ) -> Result<Option<Observed>, ReconcileError> {
+        let now = self.context.now();
+        match self.observe(object).await {
+            Err(ReconcileError::Repo(error)) if error.is_transient() => {
+                let message = format!(
+                    "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
+                );
+                set_synced(D::status_mut(status), false, OFFLINE, &message, now);
+                self.write_status(object, status.clone()).await?;
+                Err(ReconcileError::Repo(error))
+            }
+            Err(error) => Err(error),
+            Ok(Ok(observed)) => Ok(Some(observed)),
+            Ok(Err(problems)) => {
+                let message = format!(
+                    "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
+                );
+                set_synced(D::status_mut(status), false, RECORD_INVALID, &message, now);
+                self.write_status(object, status.clone()).await?;
+                Ok(None)
+            }
+        }
     }
 
     /// Binds the rkey and reads the record there; a record that does not read as its kind is
@@ -266,7 +290,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             SyncAction::Pull => self.pull(object, status, observed).await,
             SyncAction::Conflict => {
                 let message = "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's";
-                set_synced(D::status_mut(&mut status), false, "Conflict", message, now);
+                set_synced(D::status_mut(&mut status), false, CONFLICT, message, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
@@ -288,7 +312,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 set_synced(
                     infra,
                     true,
-                    "RecordEnded",
+                    RECORD_ENDED,
                     "the record has ended; it is never written again",
                     now,
                 );
@@ -299,7 +323,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 set_synced(
                     D::status_mut(&mut status),
                     false,
-                    "ReservedKey",
+                    RESERVED_KEY,
                     "`self` is the index's key, never a deployment's",
                     now,
                 );
@@ -405,7 +429,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         set_synced(
             agreed,
             true,
-            "Pulled",
+            PULLED,
             "the record's declaration was applied here",
             now,
         );

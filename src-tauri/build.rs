@@ -11,6 +11,7 @@ const COMMANDS: &[&str] = &[
     "sign_out",
     "deployments",
     "deployment",
+    "deployment_record",
     "declare_deployment",
     "set_contract",
     "end_deployment",

@@ -22,6 +22,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             session::sign_out,
             deployments::deployments,
             deployments::deployment,
+            deployments::deployment_record,
             deployments::declare_deployment,
             deployments::set_contract,
             deployments::end_deployment,

@@ -11,6 +11,7 @@ use swdesk_api::controller::LiveEvent;
 use swdesk_api::deployments::{
     ContractIntent, DeploymentChange, DeploymentDetail, DeploymentRow, IntentError,
 };
+use swdesk_api::records::RecordView;
 use swdesk_api::{DeploymentKind, Desk, DeskError, Name, Resolution};
 use tauri::AppHandle;
 use tauri_specta::Event;
@@ -98,6 +99,20 @@ pub async fn deployment(
 ) -> Result<Option<DeploymentView>, CommandError> {
     let found = desk.deployment(kind.into(), &self::name(&name)?).await?;
     Ok(found.map(|(detail, sync)| DeploymentView { detail, sync }))
+}
+
+/// The deployment's record as the repo holds it now, beside this device's declaration (the
+/// record inspector and the conflict view); `None` before it has a record.
+#[tauri::command]
+#[specta::specta]
+pub async fn deployment_record(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+) -> Result<Option<RecordView>, CommandError> {
+    Ok(desk
+        .deployment_record(kind.into(), &self::name(&name)?)
+        .await?)
 }
 
 /// Creates or edits a deployment from its declaration (JSON text); refused whole, with every

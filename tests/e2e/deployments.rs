@@ -153,6 +153,12 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
             "Released",
         )
         .await?;
+    window
+        .wait_for_text(
+            "[data-testid='notice'][data-name='web']",
+            "A contract was released",
+        )
+        .await?;
     window.screenshot("released").await?;
     window.close().await
 }

@@ -97,6 +97,9 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
         GuestPhase::TornDown,
         "the winner tore its guest down"
     );
+    window
+        .wait_for_text("[data-testid='notice']", "A contract was released")
+        .await?;
     window.screenshot("released").await?;
     window.close().await?;
     cheap.stop().await;

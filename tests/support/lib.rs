@@ -345,6 +345,26 @@ impl AppWindow {
         Ok(())
     }
 
+    /// Runs `script` in the window (WebDriver's asynchronous script: it ends by calling its last
+    /// argument) with `args` before that callback, for up to `timeout`; answers what it passed
+    /// to the callback. The window's commands are reachable from a script through
+    /// `window.__TAURI_INTERNALS__.invoke(command, args)`.
+    pub async fn run_script(
+        &self,
+        script: &str,
+        args: Vec<serde_json::Value>,
+        timeout: Duration,
+    ) -> anyhow::Result<serde_json::Value> {
+        self.client
+            .update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
+                Some(timeout),
+                None,
+                None,
+            ))
+            .await?;
+        Ok(self.client.execute_async(script, args).await?)
+    }
+
     /// Waits until an element matches the CSS selector, for up to `timeout`.
     pub async fn wait_for(&self, css: &str, timeout: Duration) -> anyhow::Result<Element> {
         self.client

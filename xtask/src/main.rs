@@ -1,11 +1,13 @@
 //! The project's task runner, `cargo xtask <task>`. It is the one place that knows how to set a
 //! machine up (apt packages, npm packages, tauri-driver), build the window and the app, run
-//! every check, and measure the app against a bare Tauri window. The README's two commands are
-//! `cargo xtask run` and `cargo xtask test`; CI runs the second.
+//! every check, and measure the app (against a bare Tauri window; its deployments list with
+//! thousands of rows). The README's two commands are `cargo xtask run` and `cargo xtask test`;
+//! CI runs the second.
 
 mod bench;
 mod cmd;
 mod display;
+mod list_bench;
 mod paths;
 mod run;
 mod sandbox;
@@ -27,19 +29,38 @@ enum Task {
     Run,
     /// Install the test dependencies and run every check: fmt, clippy, Rust tests, UI tests, E2E.
     Test,
-    /// Build the release app and a bare Tauri window, and compare first paint and idle memory.
+    /// Measure the app: `app` (the default) against a bare Tauri window, `list` the
+    /// deployments list with thousands of rows.
+    #[command(args_conflicts_with_subcommands = true)]
     Bench {
-        /// Launches of each app; the median is reported.
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        /// Seconds of idle before memory is read.
-        #[arg(long, default_value_t = 10)]
-        idle_seconds: u64,
+        #[command(subcommand)]
+        bench: Option<Bench>,
+        #[command(flatten)]
+        app: AppBench,
     },
     /// Regenerate the window's TypeScript bindings (`ui/src/ipc/bindings.ts`) from the commands.
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
     Icons,
+}
+
+#[derive(Debug, Subcommand)]
+enum Bench {
+    /// Build the release app and a bare Tauri window, and compare first paint and idle memory.
+    App(AppBench),
+    /// The deployments list with one row and with thousands, in the real window: a store
+    /// change to the row on screen, and frame time while scrolling.
+    List(list_bench::ListBench),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct AppBench {
+    /// Launches of each app; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Seconds of idle before memory is read.
+    #[arg(long, default_value_t = 10)]
+    idle_seconds: u64,
 }
 
 fn main() -> std::process::ExitCode {
@@ -57,7 +78,10 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
     match task {
         Task::Run => run::run(paths),
         Task::Test => test::test(paths),
-        Task::Bench { runs, idle_seconds } => bench::bench(paths, runs, idle_seconds),
+        Task::Bench { bench, app } => match bench.unwrap_or(Bench::App(app)) {
+            Bench::App(app) => bench::bench(paths, app.runs, app.idle_seconds),
+            Bench::List(list) => list_bench::bench_list(paths, &list),
+        },
         Task::Bindings => run::bindings(paths),
         Task::Icons => run::icons(paths),
     }

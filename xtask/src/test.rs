@@ -137,28 +137,49 @@ fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
 fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("e2e");
     std::fs::remove_file(&junit).ok();
-    std::fs::create_dir_all(paths.e2e_output())?;
     let outcome = cmd::run(
-        sandbox::keyring_session(&sandbox::keyring_home(paths, "e2e"), "xvfb-run")
-            .args(["--auto-servernum", "--server-args=-screen 0 1280x800x24"])
-            .arg(env!("CARGO"))
-            .args([
-                "nextest",
-                "run",
-                "--no-fail-fast",
-                "--profile",
-                "e2e",
-                "--package",
-                "swdesk-tests",
-                "--test",
-                "e2e",
-            ])
-            .env("SWDESK_APP_BINARY", paths.binary("debug", APP_BINARY))
-            .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
-            .env("SWDESK_E2E_OUTPUT", paths.e2e_output())
-            .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
+        window_session(
+            paths,
+            "e2e",
+            &paths.binary("debug", APP_BINARY),
+            pds,
+            env!("CARGO"),
+        )?
+        .args([
+            "nextest",
+            "run",
+            "--no-fail-fast",
+            "--profile",
+            "e2e",
+            "--package",
+            "swdesk-tests",
+            "--test",
+            "e2e",
+        ]),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
+}
+
+/// `program` where the real window can run and be driven: a keyring session of its own (named
+/// after `step`), Xvfb, and the variables the window's support reads (`app` as the app binary,
+/// tauri-driver, the screenshot directory, the sandbox PDS).
+pub fn window_session(
+    paths: &Paths,
+    step: &str,
+    app: &Path,
+    pds: &SandboxPds,
+    program: impl AsRef<std::ffi::OsStr>,
+) -> anyhow::Result<Command> {
+    std::fs::create_dir_all(paths.e2e_output())?;
+    let mut command = sandbox::keyring_session(&sandbox::keyring_home(paths, step), "xvfb-run");
+    command
+        .args(["--auto-servernum", "--server-args=-screen 0 1280x800x24"])
+        .arg(program)
+        .env("SWDESK_APP_BINARY", app)
+        .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
+        .env("SWDESK_E2E_OUTPUT", paths.e2e_output())
+        .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line());
+    Ok(command)
 }
 
 fn vitest(paths: &Paths) -> anyhow::Result<Counts> {

@@ -1,13 +1,15 @@
 //! What the controller shows of itself to the window: for one deployment, how it stands with
 //! its record and the runtime ([`SyncView`]: the last sync outcome, the last write, the next
 //! retry, the last error); and for the Activity view, one stream of every reconcile as it
-//! starts, ends or fails ([`ActivityEvent`]), merged from every kind's controller.
+//! starts, ends or fails ([`ActivityEvent`]), merged from every kind's controller, with every
+//! record write the repo accepted (from the deployments, the index and the market alike).
 //!
 //! Invariants: nothing here changes the store or the runtime; an error reaches the window as
 //! its text only; events carry wall-clock times taken when they are received (the runtime
 //! measures durations, not dates); a receiver that falls behind loses events, never the
 //! controller's time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -16,7 +18,9 @@ use swdesk_controller::runtime::{Action, KeyStatus, RuntimeEvent};
 use swdesk_controller::{Engine, SystemClock};
 use swdesk_core::object::ConditionStatus;
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec};
+use swdesk_core::repo::journal::{RecordWrite, WriteListener};
 use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_core::uri::RecordUri;
 use swdesk_store::{ObjectOf, Store, StoreError};
 use tokio::sync::{broadcast, mpsc};
 
@@ -141,6 +145,20 @@ pub enum Activity {
         /// Why.
         error: String,
     },
+    /// The repo accepted a write of a record (`kind` is `Record`, `name` its collection).
+    #[serde(rename_all = "camelCase")]
+    Wrote {
+        /// The record's at-uri.
+        uri: String,
+        /// Its new cid.
+        cid: String,
+    },
+    /// The repo deleted a record.
+    #[serde(rename_all = "camelCase")]
+    Deleted {
+        /// The record's at-uri.
+        uri: String,
+    },
 }
 
 impl ActivityEvent {
@@ -191,6 +209,33 @@ impl ActivityEvent {
     }
 }
 
+impl ActivityEvent {
+    /// The event of a write the repo accepted, seen at `at`.
+    pub fn from_write(write: RecordWrite, at: Timestamp) -> Self {
+        let (uri, what) = match write {
+            RecordWrite::Put { uri, cid } => (uri.clone(), Activity::Wrote { uri, cid }),
+            RecordWrite::Delete { uri } => (uri.clone(), Activity::Deleted { uri }),
+        };
+        let collection = RecordUri::parse(&uri)
+            .ok()
+            .map(|parsed| parsed.collection().to_owned());
+        Self {
+            at: at.to_rfc3339(),
+            kind: "Record".to_owned(),
+            name: collection,
+            what,
+        }
+    }
+}
+
+/// A listener that turns every accepted write into an [`ActivityEvent`] on `sender` (dropped
+/// when nobody follows the activity).
+pub fn write_listener(sender: broadcast::Sender<ActivityEvent>) -> WriteListener {
+    Arc::new(move |write| {
+        let _nobody_follows = sender.send(ActivityEvent::from_write(write, SystemClock.now()));
+    })
+}
+
 fn delay(action: Action) -> Option<u32> {
     match action {
         Action::RequeueAfter(delay) => Some(millis(delay)),
@@ -205,23 +250,29 @@ fn millis(span: Duration) -> u32 {
 
 /// Every kind's events merged into one stream, stamped as they arrive; it ends when the
 /// engine stops. A window that falls behind loses the oldest events, never blocks the engine.
-pub fn follow(engine: &Engine) -> mpsc::Receiver<ActivityEvent> {
+pub fn follow(
+    engine: &Engine,
+    writes: broadcast::Receiver<ActivityEvent>,
+) -> mpsc::Receiver<ActivityEvent> {
     let (sender, receiver) = mpsc::channel(ACTIVITY_BACKLOG);
     for events in engine.events() {
-        tokio::spawn(forward(events, sender.clone()));
+        tokio::spawn(forward(events, sender.clone(), |event| {
+            ActivityEvent::from_runtime(event, SystemClock.now())
+        }));
     }
+    tokio::spawn(forward(writes, sender, |event| event));
     receiver
 }
 
-async fn forward(
-    mut events: broadcast::Receiver<RuntimeEvent>,
+async fn forward<E: Clone>(
+    mut events: broadcast::Receiver<E>,
     sender: mpsc::Sender<ActivityEvent>,
+    stamp: impl Fn(E) -> ActivityEvent,
 ) {
     loop {
         match events.recv().await {
             Ok(event) => {
-                let stamped = ActivityEvent::from_runtime(event, SystemClock.now());
-                if sender.send(stamped).await.is_err() {
+                if sender.send(stamp(event)).await.is_err() {
                     return;
                 }
             }

@@ -25,6 +25,7 @@ use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
+use swdesk_core::repo::journal::Journaled;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::{Resource, Store, StoreError};
@@ -34,6 +35,8 @@ use crate::deployments::{self, DeploymentChange};
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How many record writes may wait for the activity stream before the oldest are dropped.
+const WRITES_BACKLOG: usize = 256;
 
 /// The controller could not start.
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +82,8 @@ pub struct AccountController {
     did: String,
     store: Arc<Store>,
     engine: Engine,
+    /// Every record write the repo accepted, as activity (see [`activity::write_listener`]).
+    writes: tokio::sync::broadcast::Sender<ActivityEvent>,
     forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -103,7 +108,7 @@ impl AccountController {
         resolver: Resolver,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
-        Self::start_over(data_dir, PdsRepo::new(agent, resolver), config).await
+        Self::start_on_market(data_dir, agent, resolver, None, config).await
     }
 
     /// Opens the account's store and starts the engine over its repo, running contracts on
@@ -115,15 +120,27 @@ impl AccountController {
         market: Option<MarketAccess>,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
-        let repo = PdsRepo::new(agent.clone(), resolver);
-        match market {
+        let writes = tokio::sync::broadcast::channel(WRITES_BACKLOG).0;
+        let journaled = |resolver: Resolver| {
+            let listener = activity::write_listener(writes.clone());
+            Journaled::new(PdsRepo::new(agent.clone(), resolver), listener)
+        };
+        let repo = journaled(resolver.clone());
+        let mut controller = match market {
             Some(access) => {
-                let market =
-                    RequesterMarket::connect(agent, access.identity, access.offerings, access.key);
-                Self::start_with(data_dir, repo, market, config).await
+                let market = RequesterMarket::connect_over(
+                    Arc::new(journaled(resolver)),
+                    agent,
+                    access.identity,
+                    access.offerings,
+                    access.key,
+                );
+                Self::start_with(data_dir, repo, market, config).await?
             }
-            None => Self::start_with(data_dir, repo, Unconnected, config).await,
-        }
+            None => Self::start_with(data_dir, repo, Unconnected, config).await?,
+        };
+        controller.writes = writes;
+        Ok(controller)
     }
 
     /// Opens the store of `repo`'s owner under `data_dir` and starts the engine over `repo`
@@ -159,6 +176,7 @@ impl AccountController {
             did,
             store,
             engine,
+            writes: tokio::sync::broadcast::channel(WRITES_BACKLOG).0,
             forwarders: std::sync::Mutex::default(),
         })
     }
@@ -236,7 +254,7 @@ impl AccountController {
 
     /// Every step of the controller as it happens, for the Activity view.
     pub fn activity(&self) -> tokio::sync::mpsc::Receiver<ActivityEvent> {
-        activity::follow(&self.engine)
+        activity::follow(&self.engine, self.writes.subscribe())
     }
 
     /// Applies the owner's answer to the conflict of the deployment `kind`/`name`.

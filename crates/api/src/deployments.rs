@@ -19,9 +19,11 @@ use swdesk_controller::kinds::deployment::{
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
+use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::infra::{
-    ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
+    Contract, ContractState, ContractStatus, DeploymentKind, EphemeralInfraSpec,
+    EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
 use swdesk_core::name::Name;
 use swdesk_core::object::{ConditionStatus, Metadata, Object};
@@ -30,6 +32,7 @@ use swdesk_core::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
+use crate::contracts::{self, BidView, GuestEventView, PhaseChangeView, TimelineEntry};
 use crate::controller::OWN_INDEX;
 use crate::serde_name as text;
 
@@ -117,10 +120,20 @@ pub struct ContractView {
     pub phase: Option<String>,
     /// The DID of the winning bidder.
     pub winner: Option<String>,
+    /// The winner's handle, when known and verified.
+    pub winner_handle: Option<String>,
     /// The receipt's at-uri.
     pub receipt: Option<String>,
+    /// Where the receipt record can be read (its author's PDS `getRecord`), when known.
+    pub receipt_url: Option<String>,
     /// What the contract says about itself (why it waits, why it failed).
     pub message: Option<String>,
+    /// The bids received, as they arrived.
+    pub bids: Vec<BidView>,
+    /// The guest's events, oldest first.
+    pub events: Vec<GuestEventView>,
+    /// Its phase changes, oldest first.
+    pub history: Vec<PhaseChangeView>,
 }
 
 /// An observed condition of a deployment.
@@ -158,6 +171,8 @@ pub struct DeploymentDetail {
     pub declaration: String,
     /// The local object's status, pretty JSON.
     pub status: String,
+    /// Every contract's phase changes, newest first.
+    pub timeline: Vec<TimelineEntry>,
 }
 
 /// Why an intent was refused.
@@ -227,13 +242,14 @@ pub fn detail(
     name: &Name,
 ) -> Result<Option<DeploymentDetail>, StoreError> {
     let writers = writers(store)?;
+    let computes = store.list::<ComputeContractSpec>()?;
     Ok(match kind {
         DeploymentKind::Infra => store
             .get::<InfraSpec>(name)?
-            .map(|object| describe(&object, &writers)),
+            .map(|object| describe(&object, &writers, &computes)),
         DeploymentKind::EphemeralInfra => store
             .get::<EphemeralInfraSpec>(name)?
-            .map(|object| describe(&object, &writers)),
+            .map(|object| describe(&object, &writers, &computes)),
     })
 }
 
@@ -462,29 +478,37 @@ fn row<D: Deployment + RowKind>(
 fn describe<D: Deployment + RowKind>(
     object: &ObjectOf<D>,
     writers: &BTreeMap<String, String>,
+    computes: &[ComputeContractObject],
 ) -> DeploymentDetail {
     let status = D::status(&object.status);
+    let owned: Vec<&ComputeContractObject> = computes
+        .iter()
+        .filter(|compute| owned_by(compute, object))
+        .collect();
+    let compute_of = |name: &str| {
+        owned
+            .iter()
+            .copied()
+            .find(|compute| compute.spec.contract.as_str() == name)
+    };
     let contracts = object
         .spec
         .infra()
         .contracts
         .iter()
         .map(|declared| {
-            let observed = status
+            let seen = status
                 .contracts
                 .iter()
                 .find(|seen| seen.name == declared.name);
-            ContractView {
-                name: declared.name.clone(),
-                state: text(&declared.state),
-                release_requested_at: declared.release_requested_at.clone(),
-                phase: observed.map(|seen| text(&seen.phase)),
-                winner: observed.and_then(|seen| seen.winner.clone()),
-                receipt: observed.and_then(|seen| seen.receipt.clone()),
-                message: observed.and_then(|seen| seen.message.clone()),
-            }
+            contract_view(declared, seen, compute_of(&declared.name))
         })
         .collect();
+    let timeline = contracts::timeline(
+        owned
+            .iter()
+            .map(|compute| (compute.spec.contract.as_str(), *compute)),
+    );
     let conditions = status
         .conditions
         .iter()
@@ -511,6 +535,37 @@ fn describe<D: Deployment + RowKind>(
             "spec": spec,
         })),
         status: pretty(&object.status),
+        timeline,
+    }
+}
+
+fn owned_by<D: Deployment>(compute: &ComputeContractObject, object: &ObjectOf<D>) -> bool {
+    compute
+        .metadata
+        .owner_refs
+        .iter()
+        .any(|owner| owner.uid == object.metadata.uid)
+}
+
+fn contract_view(
+    declared: &Contract,
+    seen: Option<&ContractStatus>,
+    compute: Option<&ComputeContractObject>,
+) -> ContractView {
+    let observed = contracts::observed(compute);
+    ContractView {
+        name: declared.name.clone(),
+        state: text(&declared.state),
+        release_requested_at: declared.release_requested_at.clone(),
+        phase: seen.map(|seen| text(&seen.phase)),
+        winner: seen.and_then(|seen| seen.winner.clone()),
+        winner_handle: None,
+        receipt: seen.and_then(|seen| seen.receipt.clone()),
+        receipt_url: None,
+        message: seen.and_then(|seen| seen.message.clone()),
+        bids: observed.bids,
+        events: observed.events,
+        history: observed.history,
     }
 }
 

@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_controller::SystemClock;
@@ -23,8 +24,10 @@ use swdesk_store::{Store, StoreError};
 use tokio::sync::broadcast;
 
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::{Account, Browser};
+use swdesk_atproto::{Account, Browser, PdsRepo};
 use swdesk_controller::EngineConfig;
+use swdesk_core::repo::RecordRepo;
+use swdesk_core::uri::RecordUri;
 use tokio::sync::Mutex;
 
 use crate::activity::SyncView;
@@ -32,9 +35,12 @@ use crate::clusters::{
     self, Applied, ApplyRequest, ClusterError, ClusterSession, ClustersView, JobView,
     SavedKubeconfig,
 };
+use crate::contracts;
 use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
+use crate::identities::Identities;
 use crate::network::Network;
+use crate::records::{self, RecordView};
 use crate::serde_name;
 use crate::session::{SessionError, SessionView, Sessions};
 
@@ -47,7 +53,11 @@ pub struct Desk {
     controller_error: std::sync::Mutex<Option<String>>,
     live: broadcast::Sender<LiveEvent>,
     clusters: std::sync::Mutex<Option<ClusterSession>>,
+    identities: Identities,
 }
+
+/// The longest a deployment's detail waits for DIDs it shows for the first time.
+const NAMING_BUDGET: Duration = Duration::from_secs(2);
 
 /// How many live events may wait for a slow window before the oldest are dropped.
 const LIVE_BACKLOG: usize = 1024;
@@ -67,6 +77,9 @@ pub enum DeskError {
     /// A conflict answer was refused (there is no conflict now, or the repo cannot be read).
     #[error("{0}")]
     Resolve(String),
+    /// The deployment's record could not be read from the repo.
+    #[error("the record could not be read: {0}")]
+    Record(String),
     /// This network has no cluster gateway.
     #[error("this network has no cluster gateway")]
     NoGateway,
@@ -83,6 +96,7 @@ impl DeskError {
             Self::Controller(_) => "controller",
             Self::Intent(intent) => intent.code(),
             Self::Resolve(_) => "resolve",
+            Self::Record(_) => "record",
             Self::NoGateway => "no-gateway",
             Self::Cluster(cluster) => cluster.code(),
         }
@@ -97,7 +111,12 @@ impl Desk {
 
     /// A desk over `sessions` (tests give theirs a keychain entry of their own).
     pub fn with_sessions(sessions: Sessions, data_dir: PathBuf) -> Self {
+        let resolver = Resolver::new(
+            sessions.network().oauth.identity.clone(),
+            reqwest::Client::new(),
+        );
         Self {
+            identities: Identities::new(resolver),
             sessions,
             data_dir,
             controller: Mutex::new(None),
@@ -117,8 +136,25 @@ impl Desk {
         self.read(deployments::rows).await
     }
 
-    /// One deployment, with what the controller knows of it.
+    /// One deployment, with what the controller knows of it; the DIDs it shows named as far
+    /// as they are known (waiting at most a moment for ones never seen).
     pub async fn deployment(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+    ) -> Result<Option<(DeploymentDetail, Option<SyncView>)>, DeskError> {
+        let Some((mut detail, sync)) = self.deployment_unnamed(kind, name).await? else {
+            return Ok(None);
+        };
+        let names = self
+            .identities
+            .names(contracts::dids(&detail), NAMING_BUDGET)
+            .await;
+        contracts::name_identities(&mut detail, &names);
+        Ok(Some((detail, sync)))
+    }
+
+    async fn deployment_unnamed(
         &self,
         kind: DeploymentKind,
         name: &Name,
@@ -169,6 +205,30 @@ impl Desk {
         let now = SystemClock.now();
         self.intent(move |store| deployments::end(store, kind, &name, now))
             .await
+    }
+
+    /// The deployment's record as the owner's repo holds it now, beside this device's
+    /// declaration; `None` when there is no such deployment or it has no record yet.
+    pub async fn deployment_record(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+    ) -> Result<Option<RecordView>, DeskError> {
+        let asked = name.clone();
+        let Some((Some(uri), local)) = self
+            .read(move |store| records::local_side(store, kind, &asked))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let agent = self.sessions.agent().ok_or(DeskError::SignedOut)?;
+        let repo = PdsRepo::new(agent, self.identities.resolver().clone());
+        let uri = RecordUri::parse(&uri).map_err(|error| DeskError::Record(error.to_string()))?;
+        let stored = repo
+            .get(&uri)
+            .await
+            .map_err(|error| DeskError::Record(error.to_string()))?;
+        Ok(stored.map(|stored| records::view(kind, &stored, local)))
     }
 
     /// The owner's answer to a deployment's conflict.

@@ -6,15 +6,22 @@
 //! - [`session`]: the owner's session: restore, sign in through the browser, sign out;
 //! - [`controller`]: the embedded core controller of the signed-in account (its store, the
 //!   engine over its repo);
+//! - [`deployments`] and [`contracts`]: the deployments as the window shows them, with each
+//!   contract's bids, guest events and phase history; [`identities`]: the handles and PDSes of
+//!   the DIDs shown, resolved once and kept; [`records`]: a deployment's record as the repo
+//!   holds it, beside this device's declaration (the record inspector, the conflict view);
 //! - [`desk`]: both together, as the shell sees the app: the controller runs while someone is
 //!   signed in.
 
 pub mod activity;
 pub mod clusters;
+pub mod contracts;
 pub mod controller;
 pub mod deployments;
 pub mod desk;
+pub mod identities;
 pub mod network;
+pub mod records;
 pub mod session;
 
 pub use desk::{Desk, DeskError};

@@ -4,7 +4,9 @@
 //!
 //! Invariants: a contract that waits (for bids, a winner, its guest, a release) is in a
 //! waiting phase and [`ComputeContractStatus::waiting_for`] says for what; only `Failed` is a
-//! failure. A contract holds a guest from the moment it has a receipt until it is `Released`
+//! failure. The phase history's last entry is the phase now once the controller has looked at
+//! the contract ([`ComputeContractStatus::record_phase`]); history and guest events are capped,
+//! the oldest dropped, and a guest event is kept once however often it is seen. A contract holds a guest from the moment it has a receipt until it is `Released`
 //! ([`ComputeContractStatus::holds_guest`]): such a contract must never be lost or dropped.
 
 use std::fmt;
@@ -96,6 +98,43 @@ pub struct Bid {
     pub record: StrongRef,
     /// When it arrived.
     pub received_at: Timestamp,
+    /// Its price as decimal text (`"0.25"`), when the bid names a readable one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<String>,
+}
+
+/// The most phase changes a status keeps.
+pub const HISTORY_CAP: usize = 32;
+/// The most guest events a status keeps.
+pub const EVENTS_CAP: usize = 32;
+
+/// One change of a contract's phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseChange {
+    /// The phase entered.
+    pub phase: ComputePhase,
+    /// When the controller saw it entered.
+    pub at: Timestamp,
+    /// What the contract said then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// An event the provider reported about the contract's guest (a `market.event`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GuestEvent {
+    /// What happened: the payload's NSID after `compute.events.` (`vm.started`,
+    /// `vm.onNetwork`), or the whole NSID of another kind.
+    pub kind: String,
+    /// When it happened, as the payload says (else when it was seen).
+    pub at: Timestamp,
+    /// What it tells (the guest's address on the network), when anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The `market.event` record's at-uri: the same event is kept once.
+    pub uri: String,
 }
 
 /// The status of a ComputeContract.
@@ -125,6 +164,12 @@ pub struct ComputeContractStatus {
     /// until the market starts the contract (and in statuses written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<crate::auction::flow::Flow>,
+    /// The guest's events, oldest first, at most [`EVENTS_CAP`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<GuestEvent>,
+    /// The phase changes, oldest first, at most [`HISTORY_CAP`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<PhaseChange>,
 }
 
 /// What a contract waits for; shown as waiting, never as a failure.
@@ -174,6 +219,37 @@ impl ComputeContractStatus {
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, ComputePhase::Released | ComputePhase::Failed)
     }
+
+    /// Appends the phase now to the history, seen `at`, unless the history already ends in it;
+    /// the oldest entries go past [`HISTORY_CAP`].
+    pub fn record_phase(&mut self, at: Timestamp) {
+        if self.history.last().map(|last| last.phase) == Some(self.phase) {
+            return;
+        }
+        self.history.push(PhaseChange {
+            phase: self.phase,
+            at,
+            message: self.message.clone(),
+        });
+        keep_last(&mut self.history, HISTORY_CAP);
+    }
+
+    /// Adds the guest events not kept yet (by their record's uri), in time order; the oldest
+    /// go past [`EVENTS_CAP`].
+    pub fn add_guest_events(&mut self, events: impl IntoIterator<Item = GuestEvent>) {
+        for event in events {
+            if !self.events.iter().any(|kept| kept.uri == event.uri) {
+                self.events.push(event);
+            }
+        }
+        self.events.sort_by_key(|event| event.at);
+        keep_last(&mut self.events, EVENTS_CAP);
+    }
+}
+
+fn keep_last<T>(items: &mut Vec<T>, cap: usize) {
+    let excess = items.len().saturating_sub(cap);
+    items.drain(..excess);
 }
 
 /// A ComputeContract object.
@@ -195,7 +271,88 @@ mod tests {
             bidder: "did:plc:bidder".into(),
             record: receipt(),
             received_at: Timestamp::MIN,
+            cost: None,
         }
+    }
+
+    fn second(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")
+    }
+
+    fn event(uri: &str, seconds: i64) -> GuestEvent {
+        GuestEvent {
+            kind: "vm.started".into(),
+            at: second(seconds),
+            detail: None,
+            uri: uri.into(),
+        }
+    }
+
+    #[test]
+    fn a_phase_change_is_recorded_once_with_its_message() {
+        let mut status = ComputeContractStatus {
+            message: Some("waiting for bids".into()),
+            ..Default::default()
+        };
+        status.record_phase(second(1));
+        status.record_phase(second(2));
+        assert_eq!(status.history.len(), 1, "no change appends nothing");
+        status.phase = ComputePhase::Deployed;
+        status.message = Some("deployed".into());
+        status.record_phase(second(3));
+        let phases: Vec<_> = status.history.iter().map(|change| change.phase).collect();
+        assert_eq!(phases, [ComputePhase::Requesting, ComputePhase::Deployed]);
+        assert_eq!(status.history[0].at, second(1));
+        assert_eq!(status.history[1].message.as_deref(), Some("deployed"));
+    }
+
+    #[test]
+    fn the_history_keeps_the_latest_changes_up_to_its_cap() {
+        let mut status = ComputeContractStatus::default();
+        let phases = [ComputePhase::Requesting, ComputePhase::Failed];
+        for step in 0..(HISTORY_CAP as i64 + 5) {
+            status.phase = phases[usize::try_from(step).expect("small") % 2];
+            status.record_phase(second(step));
+        }
+        assert_eq!(status.history.len(), HISTORY_CAP);
+        assert_eq!(
+            status.history.last().map(|c| c.at),
+            Some(second(HISTORY_CAP as i64 + 4))
+        );
+        assert_eq!(status.history[0].at, second(5));
+    }
+
+    #[test]
+    fn guest_events_are_kept_once_in_time_order_up_to_their_cap() {
+        let mut status = ComputeContractStatus::default();
+        status.add_guest_events([event("at://e/2", 2), event("at://e/1", 1)]);
+        status.add_guest_events([event("at://e/2", 2)]);
+        let uris: Vec<_> = status.events.iter().map(|e| e.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            ["at://e/1", "at://e/2"],
+            "a redo does not double them"
+        );
+        status.add_guest_events(
+            (3..(EVENTS_CAP as i64 + 10)).map(|n| event(&format!("at://e/{n}"), n)),
+        );
+        assert_eq!(status.events.len(), EVENTS_CAP);
+        assert_eq!(
+            status.events.last().map(|e| e.at),
+            Some(second(EVENTS_CAP as i64 + 9))
+        );
+    }
+
+    #[test]
+    fn a_status_written_before_events_history_and_costs_reads_back_empty() {
+        let old: ComputeContractStatus = serde_json::from_str(
+            r#"{"phase":"Deployed","bids":[{"bidder":"did:plc:b","record":{"uri":"at://x","cid":"c"},"receivedAt":"2027-01-15T08:00:00Z"}]}"#,
+        )
+        .expect("an older status reads");
+        assert!(old.events.is_empty() && old.history.is_empty());
+        assert_eq!(old.bids[0].cost, None);
+        let text = serde_json::to_string(&old).expect("json");
+        assert!(!text.contains("history") && !text.contains("events") && !text.contains("cost"));
     }
 
     #[test]

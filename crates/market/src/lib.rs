@@ -4,13 +4,17 @@
 //! injected attestation key (keeping it in the keychain is the caller's, still to come).
 //!
 //! Map: [`requester`] (the step driver: one step of the durable flow per `advance`),
-//! [`collector`] (the answers to an RFP while its window is open), [`peers`] (the port to the
-//! other parties and its HTTP adapter), [`status`] (the contract status a flow shows).
+//! [`collector`] (the answers to an RFP while its window is open), [`guest`] (the guest's
+//! events about our receipt), [`keys`] (the attestation key published in the owner's repo, and
+//! bidders' keys checked against theirs), [`peers`] (the port to the other parties and its HTTP adapter),
+//! [`status`] (the contract status a flow shows).
 //!
 //! Invariants: every decision is core's (`swdesk_core::auction`); this crate only does what
 //! the flow says and reports what happened. No token or key appears in a log or `Debug`.
 
 pub mod collector;
+pub mod guest;
+pub mod keys;
 pub mod peers;
 pub mod requester;
 pub mod status;

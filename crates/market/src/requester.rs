@@ -17,6 +17,7 @@
 //! contract (keeping any receipt, so its guest can be released), except a release, which is
 //! retried until the provider acknowledges it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,14 +29,16 @@ use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, re
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
-use swdesk_core::compute::{ComputeContractObject, ComputeContractStatus, ComputePhase, StrongRef};
+use swdesk_core::compute::{
+    ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
+};
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::{RecordRepo, RepoError, StoredRecord, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::Record;
-use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{delete, on_network};
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, bid, event, offering, receipt, receipts, rfp as rfp_nsid,
@@ -46,6 +49,8 @@ use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
 
 use crate::collector::Collector;
+use crate::guest::{Reported, about_receipt};
+use crate::keys;
 use crate::peers::{HttpPeers, OfferingSource, PeerError, Peers};
 use crate::status::project;
 
@@ -68,6 +73,22 @@ impl Default for Settings {
         Self {
             longest_wait: Duration::from_secs(5),
             guest_poll: Duration::from_millis(250),
+        }
+    }
+}
+
+/// What one step produced: the outcomes to apply, in order, and the guest events newly seen.
+#[derive(Debug, Default)]
+struct Stepped {
+    outcomes: Vec<Outcome>,
+    events: Vec<GuestEvent>,
+}
+
+impl From<Vec<Outcome>> for Stepped {
+    fn from(outcomes: Vec<Outcome>) -> Self {
+        Self {
+            outcomes,
+            events: Vec::new(),
         }
     }
 }
@@ -109,6 +130,8 @@ pub struct RequesterMarket<R, P> {
     clock: Arc<dyn Clock>,
     settings: Settings,
     collector: Collector,
+    /// Set once the owner's repo is known to publish `key` (see [`crate::keys`]).
+    key_published: tokio::sync::OnceCell<()>,
 }
 
 impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
@@ -121,12 +144,28 @@ impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
         offerings: OfferingSource,
         key: AttestationKey,
     ) -> Self {
+        let resolver = Resolver::new(identity.clone(), agent.http().clone());
+        let repo = Arc::new(PdsRepo::new(agent.clone(), resolver));
+        RequesterMarket::connect_over(repo, agent, identity, offerings, key)
+    }
+}
+
+impl<R: RecordRepo + std::fmt::Debug + 'static> RequesterMarket<R, HttpPeers<ServiceAuth>> {
+    /// The market of the signed-in `agent` writing through `repo` (the agent's repo, possibly
+    /// wrapped, e.g. journaled for the Activity view), otherwise as [`RequesterMarket::connect`].
+    pub fn connect_over(
+        repo: Arc<R>,
+        agent: Agent,
+        identity: IdentityConfig,
+        offerings: OfferingSource,
+        key: AttestationKey,
+    ) -> Self {
         let http = agent.http().clone();
         let resolver = Resolver::new(identity, http.clone());
-        let tokens = ServiceAuth::new(agent.clone());
-        let peers = HttpPeers::new(http, resolver.clone(), tokens, offerings);
+        let tokens = ServiceAuth::new(agent);
+        let peers = HttpPeers::new(http, resolver, tokens, offerings);
         Self::new(
-            Arc::new(PdsRepo::new(agent, resolver)),
+            repo,
             Arc::new(peers),
             key,
             Arc::new(SystemClock),
@@ -152,6 +191,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             clock,
             settings,
             collector: Collector::default(),
+            key_published: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -181,12 +221,14 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             }
         }
         match self.step(contract, &flow, now).await {
-            Ok(outcomes) => {
+            Ok(Stepped { outcomes, events }) => {
                 let mut next = flow;
                 for outcome in outcomes {
                     next = next.apply(outcome).map_err(invalid)?;
                 }
-                Ok(project(before, next, None))
+                let mut status = project(before, next, None);
+                status.add_guest_events(events);
+                Ok(status)
             }
             Err(Stop::Retry(problem)) => Ok(project(before, flow, Some(problem))),
             Err(Stop::Fail(reason)) => {
@@ -220,29 +262,27 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     }
 
     /// Does what `flow.next` says; its outcomes, in order (none when there is nothing to
-    /// apply yet; several when bids arrived together).
+    /// apply yet; several when bids arrived together), and the guest events newly seen.
     async fn step(
         &self,
         contract: &ComputeContractObject,
         flow: &Flow,
         now: Timestamp,
-    ) -> Result<Vec<Outcome>, Stop> {
-        let one = |outcome: Outcome| vec![outcome];
+    ) -> Result<Stepped, Stop> {
+        let one = |outcome: Outcome| Stepped::from(vec![outcome]);
         Ok(match flow.next(now) {
             Next::Write(role) => one(self.write(contract, flow, role).await?),
             Next::SendRfp => one(self.open_auction(contract, flow, now).await?),
-            Next::CollectBidsUntil(until) => self.collect(flow, until, now).await,
-            Next::CloseBidding | Next::ChooseWinner => self.decide(flow).into_iter().collect(),
+            Next::CollectBidsUntil(until) => self.collect(flow, until, now).await.into(),
+            Next::CloseBidding | Next::ChooseWinner => {
+                Stepped::from(self.decide(flow).into_iter().collect::<Vec<_>>())
+            }
             Next::FetchGrant => one(self.fetch_grant(flow).await?),
             Next::SendAccept => one(self.send_accept(flow).await?),
             Next::VerifyReceipt => one(self.verify(flow).await?),
-            Next::AwaitGuest => self
-                .await_guest(contract, flow)
-                .await?
-                .into_iter()
-                .collect(),
+            Next::AwaitGuest => self.await_guest(contract, flow).await?,
             Next::SendRelease => one(self.send_release(flow).await?),
-            Next::Rest => Vec::new(),
+            Next::Rest => Stepped::default(),
         })
     }
 
@@ -302,12 +342,28 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             }
         };
         let value = if signed {
+            self.publish_key().await?;
             self.sign(&value, at)?
         } else {
             value
         };
         let written = self.put(collection, record_key(at, role), &value).await?;
         Ok(Outcome::Written(role, written))
+    }
+
+    /// Makes sure the owner's repo publishes the attestation key before a record signed with
+    /// it goes out; looked up once per market, written only when missing.
+    async fn publish_key(&self) -> Result<(), Stop> {
+        let did_key = self.key.did_key();
+        self.key_published
+            .get_or_try_init(|| keys::publish(&*self.repo, &did_key, self.clock.now()))
+            .await
+            .map(|_| ())
+            .map_err(|error| {
+                Stop::Retry(format!(
+                    "the attestation key could not be published: {error} (will retry)"
+                ))
+            })
     }
 
     /// `value` signed as a record of the owner's repo, issued at `at` (the record key's time).
@@ -544,14 +600,15 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     }
 
     /// Looks (for a little while) for the provider's `vm.onNetwork` about our receipt in its
-    /// repo; fails the contract once the guest's ready timeout passed.
+    /// repo, keeping every event of the guest seen on the way; fails the contract once the
+    /// guest's ready timeout passed.
     async fn await_guest(
         &self,
         contract: &ComputeContractObject,
         flow: &Flow,
-    ) -> Result<Option<Outcome>, Stop> {
+    ) -> Result<Stepped, Stop> {
         let Some(held) = flow.held() else {
-            return Ok(None);
+            return Ok(Stepped::default());
         };
         let timeout = contract
             .spec
@@ -560,9 +617,24 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .and_then(|seconds| u64::try_from(seconds).ok())
             .map_or(DEFAULT_GUEST_TIMEOUT, Duration::from_secs);
         let give_up = self.clock.now().saturating_add(self.settings.longest_wait);
+        let mut seen = Stepped::default();
+        let mut known: HashSet<String> = contract
+            .status
+            .events
+            .iter()
+            .map(|e| e.uri.clone())
+            .collect();
         loop {
-            if self.guest_on_network(held).await? {
-                return Ok(Some(Outcome::GuestReady));
+            let reported = self.guest_reports(held).await?;
+            for report in reported
+                .iter()
+                .filter(|report| known.insert(report.event.clone()))
+            {
+                seen.events.push(self.guest_event(report).await);
+            }
+            if reported.iter().any(Reported::is_on_network) {
+                seen.outcomes.push(Outcome::GuestReady);
+                return Ok(seen);
             }
             let now = self.clock.now();
             if flow
@@ -575,21 +647,29 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 )));
             }
             if now >= give_up {
-                return Ok(None);
+                return Ok(seen);
             }
             tokio::time::sleep(self.settings.guest_poll).await;
         }
     }
 
-    async fn guest_on_network(&self, held: &Held) -> Result<bool, Stop> {
+    /// The bidder's `market.event`s about our receipt, signed by it.
+    async fn guest_reports(&self, held: &Held) -> Result<Vec<Reported>, Stop> {
         let page = self.repo.list(&held.bidder, event::NSID, None, 100).await?;
-        Ok(page.records.iter().any(|record| {
-            let value = &record.value;
-            value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
-                && collection_of(value["payload"]["uri"].as_str().unwrap_or_default())
-                    == Some(on_network::NSID)
-                && signed_by_author(value, &held.bidder)
-        }))
+        Ok(about_receipt(&page.records, held))
+    }
+
+    /// The event to keep of `report`, its payload read when it can be (at the cid named).
+    async fn guest_event(&self, report: &Reported) -> GuestEvent {
+        let payload = match RecordUri::parse(&report.payload.uri) {
+            Ok(uri) => self.repo.get(&uri).await.ok().flatten(),
+            Err(_) => None,
+        };
+        let value = payload
+            .as_ref()
+            .filter(|record| record.cid == report.payload.cid)
+            .map(|record| &record.value);
+        report.to_event(value, self.clock.now())
     }
 
     // ---- release ------------------------------------------------------------------------
@@ -638,10 +718,21 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     /// The record, when it carries inline signatures that verify as its author's.
     async fn fetch_signed(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
         let record = self.fetch(reference).await?;
-        if !signed_by_author(&record.value, record.uri.authority()) {
+        let author = record.uri.authority();
+        if !signed_by_author(&record.value, author) {
             return Err(Stop::Fail(format!(
                 "{} carries no verifying inline signature of its author",
                 reference.uri
+            )));
+        }
+        let unpublished = keys::unpublished_keys(&*self.repo, &record.value, author)
+            .await
+            .map_err(|error| Stop::Retry(format!("{}: {error} (will retry)", reference.uri)))?;
+        if !unpublished.is_empty() {
+            return Err(Stop::Fail(format!(
+                "{} is signed with a key its author does not publish ({})",
+                reference.uri,
+                unpublished.join(", ")
             )));
         }
         Ok(record)
@@ -690,10 +781,6 @@ fn signed_by_author(value: &Value, author: &str) -> bool {
     !checks.is_empty() && checks.iter().all(|check| check.result.is_ok())
 }
 
-fn collection_of(uri: &str) -> Option<&str> {
-    uri.strip_prefix("at://")?.split('/').nth(1)
-}
-
 fn invalid(error: swdesk_core::auction::flow::InvalidTransition) -> MarketError {
     MarketError {
         message: format!("the persisted flow cannot take this step: {error}"),
@@ -729,6 +816,7 @@ mod tests {
     use swdesk_core::name::Name;
     use swdesk_core::object::{Metadata, Object, Uid};
     use swdesk_core::repo::memory::MemoryRepo;
+    use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
     use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
 
     const OWNER: &str = "did:plc:owner";
@@ -904,8 +992,13 @@ mod tests {
         );
         assert_eq!(
             repo.calls().puts,
-            4,
-            "vm and rfp, each written twice at one key"
+            5,
+            "vm and rfp, each written twice at one key, and the attestation key published once"
+        );
+        let published = repo.value(OWNER, badge_blue_key::NSID, &market.key.did_key());
+        assert!(
+            published.is_some(),
+            "the key that signed the RFP is published"
         );
     }
 

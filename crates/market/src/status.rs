@@ -5,6 +5,7 @@
 //! no longer carries (the bids once a winner is chosen, the winner once only the receipt is
 //! held) is kept from the status before, so the window keeps showing it.
 
+use swdesk_core::auction::bids::Cost;
 use swdesk_core::auction::flow::{Flow, Step};
 use swdesk_core::compute::{Bid, ComputeContractStatus};
 
@@ -43,10 +44,18 @@ fn counted(step: &Step) -> Option<Vec<Bid>> {
                     bidder: bid.bidder.clone(),
                     record: bid.bid.clone(),
                     received_at: bid.received_at,
+                    cost: priced(bid.cost),
                 })
                 .collect(),
         ),
         _ => None,
+    }
+}
+
+fn priced(cost: Cost) -> Option<String> {
+    match cost {
+        Cost::Nanos(_) => Some(cost.to_string()),
+        Cost::Unknown => None,
     }
 }
 
@@ -130,6 +139,7 @@ mod tests {
                 bidder: "did:plc:bidder".into(),
                 record: held().receipt,
                 received_at: Timestamp::MIN,
+                cost: Some("0.25".into()),
             }],
             ..Default::default()
         };
@@ -145,6 +155,13 @@ mod tests {
                 .is_some_and(|m| m.contains("1 bid(s)"))
         );
         assert!(status.flow.is_some());
+    }
+
+    #[test]
+    fn a_bid_shows_its_price_as_decimal_text_and_no_price_when_it_has_none() {
+        assert_eq!(priced(Cost::Nanos(250_000_000)).as_deref(), Some("0.25"));
+        assert_eq!(priced(Cost::Nanos(0)).as_deref(), Some("0"));
+        assert_eq!(priced(Cost::Unknown), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The bidder's own account on its PDS: a password session (`com.atproto.server.createSession`,
 //! fine for a server-side peer), records written with the access JWT
-//! (`com.atproto.repo.createRecord`, record keys the PDS picks as TIDs), and service-auth tokens
+//! (`com.atproto.repo.createRecord`, record keys the PDS picks as TIDs; `putRecord` where the key
+//! is given, as for the published attestation key), and service-auth tokens
 //! minted for the bidder's own calls to a requester (`com.atproto.server.getServiceAuth`).
 //!
 //! Invariants: the access token is a [`Secret`], never logged; an expired session is renewed
@@ -73,10 +74,31 @@ impl Account {
         record: &Value,
     ) -> Result<StrongRef, AccountError> {
         let body = json!({"repo": self.did, "collection": collection, "record": record});
+        self.write_record("com.atproto.repo.createRecord", &body)
+            .await
+    }
+
+    /// Writes `record` (with its `$type`) to `collection` at `rkey`, whatever is there.
+    pub async fn put_record(
+        &self,
+        collection: &str,
+        rkey: &str,
+        record: &Value,
+    ) -> Result<StrongRef, AccountError> {
+        let body =
+            json!({"repo": self.did, "collection": collection, "rkey": rkey, "record": record});
+        self.write_record("com.atproto.repo.putRecord", &body).await
+    }
+
+    async fn write_record(
+        &self,
+        method: &'static str,
+        body: &Value,
+    ) -> Result<StrongRef, AccountError> {
         let answer = self
-            .with_session("com.atproto.repo.createRecord", |access| {
-                let url = xrpc_url(&self.account.pds_url, "com.atproto.repo.createRecord");
-                self.http.post(url).bearer_auth(access.expose()).json(&body)
+            .with_session(method, |access| {
+                let url = xrpc_url(&self.account.pds_url, method);
+                self.http.post(url).bearer_auth(access.expose()).json(body)
             })
             .await?;
         Ok(StrongRef {

@@ -27,7 +27,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
 
 use crate::bidder::{Bidder, strong_json};
 use crate::config::Behaviour;
-use crate::records::{Fetched, check_signed, fetch, parts, strong_ref};
+use crate::records::{Fetched, check_attested, fetch, parts, strong_ref};
 use crate::state::BidMade;
 use crate::xrpc::Refusal;
 
@@ -97,7 +97,7 @@ async fn checked_rfp(
         )));
     }
     let fetched = fetch(&bidder.resolver, &bidder.http, reference).await?;
-    check_signed(&fetched.value, &author, "RFP")?;
+    check_attested(&bidder.resolver, &bidder.http, &fetched, "RFP").await?;
     let payload = strong_ref(&fetched.value, "payload")?;
     let (_, payload_nsid, _) = parts(&payload.uri)?;
     if payload_nsid != vm::NSID {

@@ -23,7 +23,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 
 use crate::bidder::{Bidder, now_rfc3339, strong_json};
-use crate::records::{check_signed, fetch, parts, strong_ref};
+use crate::records::{check_attested, fetch, parts, strong_ref};
 use crate::state::GuestPhase;
 use crate::xrpc::Refusal;
 
@@ -55,8 +55,8 @@ pub fn boot(bidder: Arc<Bidder>, receipt: StrongRef, requester_events: Option<St
     });
 }
 
-/// Writes (and sends) the event of the step `from` → `to`; false when the guest left `from`
-/// or the event could not be written.
+/// Writes the event of the step `from` → `to`, moves the guest on, then sends the event; false
+/// when the guest left `from` or the event could not be written.
 async fn report(
     bidder: &Bidder,
     receipt: &StrongRef,
@@ -92,6 +92,14 @@ async fn report(
             return false;
         }
     };
+    // The guest is in its new phase before anyone is told: a requester that hears the event
+    // and asks the bidder finds the phase it heard of.
+    if !bidder
+        .ledger
+        .advance(receipt, from, to, Some(event_ref.clone()))
+    {
+        return false;
+    }
     if let Some(service) = requester_events {
         let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
         if let Err(error) = bidder
@@ -101,7 +109,7 @@ async fn report(
             tracing::warn!(%service, %error, "submitEvent to the requester failed");
         }
     }
-    bidder.ledger.advance(receipt, from, to, Some(event_ref))
+    true
 }
 
 /// Answers `submitEvent` from `issuer`: the release of a guest.
@@ -129,7 +137,7 @@ pub async fn submit_event(
         )));
     }
     let fetched = fetch(&bidder.resolver, &bidder.http, &reference).await?;
-    check_signed(&fetched.value, &author, "event")?;
+    check_attested(&bidder.resolver, &bidder.http, &fetched, "event").await?;
     let receipt = strong_ref(&fetched.value, "receipt")?;
     let guest = bidder
         .ledger

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use serde_json::json;
 use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
-use swdesk_lexicon::com::publicdomainrelay::temp::market::offering;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{badge_blue_key, offering};
 use swdesk_sandbox_peer::{BindError, Loopback, Serving};
 use url::Url;
 
@@ -63,6 +63,9 @@ pub enum StartError {
     /// Its offering could not be written.
     #[error("the bidder's offering could not be written: {0}")]
     Offering(String),
+    /// Its attestation key could not be published.
+    #[error("the bidder's attestation key could not be published: {0}")]
+    Key(account::AccountError),
 }
 
 impl From<BindError> for StartError {
@@ -127,6 +130,7 @@ pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
         account,
         http,
     ));
+    publish_key(&shared).await?;
     let offering = write_offering(&shared).await?;
     let serving = loopback.serve(routes::router(Arc::clone(&shared)), "the sandbox bidder");
     Ok(RunningBidder {
@@ -137,6 +141,24 @@ pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
         bidder: shared,
         serving,
     })
+}
+
+/// Its attestation key, published in its repo (`market.badgeBlueKey`, keyed by the `did:key`)
+/// so requesters can trust its signed bids and receipts.
+async fn publish_key(bidder: &bidder::Bidder) -> Result<(), StartError> {
+    let did_key = bidder.key.did_key();
+    let record = json!({
+        "$type": badge_blue_key::NSID,
+        "key": did_key,
+        "issuer": bidder.did,
+        "createdAt": bidder::now_rfc3339(),
+    });
+    bidder
+        .account
+        .put_record(badge_blue_key::NSID, &did_key, &record)
+        .await
+        .map(|_| ())
+        .map_err(StartError::Key)
 }
 
 /// Its `market.offering`: bids on `compute.vm`, at its `#temp_market` service.

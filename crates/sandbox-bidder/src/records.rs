@@ -9,6 +9,7 @@
 use serde_json::Value;
 use swdesk_atproto::identity::Resolver;
 use swdesk_core::compute::StrongRef;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
 use swdesk_lexicon::syntax::AtUri;
 
 use crate::account::{send, xrpc_url};
@@ -47,19 +48,7 @@ pub async fn fetch(
     reference: &StrongRef,
 ) -> Result<Fetched, Refusal> {
     let (author, collection, rkey) = parts(&reference.uri)?;
-    let identity = resolver.resolve_did(&author).await.map_err(|error| {
-        Refusal::invalid(format!(
-            "the author of {} cannot be resolved: {error}",
-            reference.uri
-        ))
-    })?;
-    let url = xrpc_url(&identity.pds, "com.atproto.repo.getRecord");
-    let query = [
-        ("repo", author.as_str()),
-        ("collection", &collection),
-        ("rkey", &rkey),
-    ];
-    let answer = send("com.atproto.repo.getRecord", http.get(url).query(&query))
+    let answer = get_record(resolver, http, &author, &collection, &rkey)
         .await
         .map_err(|error| Refusal::invalid(format!("{} cannot be read: {error}", reference.uri)))?;
     let found = answer["cid"].as_str().unwrap_or_default();
@@ -75,6 +64,57 @@ pub async fn fetch(
         collection,
         value: answer["value"].clone(),
     })
+}
+
+/// `com.atproto.repo.getRecord` of `author`'s record at its PDS, as the PDS answers it.
+async fn get_record(
+    resolver: &Resolver,
+    http: &reqwest::Client,
+    author: &str,
+    collection: &str,
+    rkey: &str,
+) -> Result<Value, String> {
+    let identity = resolver
+        .resolve_did(author)
+        .await
+        .map_err(|error| format!("the author {author} cannot be resolved: {error}"))?;
+    let url = xrpc_url(&identity.pds, "com.atproto.repo.getRecord");
+    let query = [("repo", author), ("collection", collection), ("rkey", rkey)];
+    send("com.atproto.repo.getRecord", http.get(url).query(&query))
+        .await
+        .map_err(|error| error.to_string())
+}
+
+/// Whether `fetched` carries inline signatures that verify as its author's, each by a key the
+/// author publishes (`market.badgeBlueKey` keyed by the `did:key`); otherwise `InvalidRequest`
+/// naming the problem.
+pub async fn check_attested(
+    resolver: &Resolver,
+    http: &reqwest::Client,
+    fetched: &Fetched,
+    what: &str,
+) -> Result<(), Refusal> {
+    check_signed(&fetched.value, &fetched.author, what)?;
+    for check in
+        swdesk_atproto::attestation::verify_inline_signatures(&fetched.value, &fetched.author)
+    {
+        let published = get_record(
+            resolver,
+            http,
+            &fetched.author,
+            badge_blue_key::NSID,
+            &check.key,
+        )
+        .await
+        .is_ok_and(|answer| answer["value"]["key"].as_str() == Some(check.key.as_str()));
+        if !published {
+            return Err(Refusal::invalid(format!(
+                "the {what} is signed with {}, a key its author {} does not publish",
+                check.key, fetched.author
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A strong reference read from `value[field]`, or `InvalidRequest`.

@@ -27,7 +27,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
 };
 
 use crate::bidder::{Bidder, strong_json};
-use crate::records::{Fetched, check_signed, fetch, parts, strong_ref};
+use crate::records::{Fetched, check_attested, fetch, parts, strong_ref};
 use crate::state::{BidMade, GrantMade, Guest, GuestPhase};
 use crate::xrpc::Refusal;
 
@@ -45,7 +45,7 @@ pub async fn grant(bidder: &Bidder, accepts: StrongRef) -> Result<StrongRef, Ref
         )));
     }
     let fetched = fetch(&bidder.resolver, &bidder.http, &accepts).await?;
-    check_signed(&fetched.value, &fetched.author, "accepts.free")?;
+    check_attested(&bidder.resolver, &bidder.http, &fetched, "accepts.free").await?;
     let made = accepted_bid(bidder, &fetched)?;
     if let Ok(terms) = strong_ref(&fetched.value, "payload")
         && terms != made.terms
@@ -173,7 +173,7 @@ async fn checked_accept(
         )));
     }
     let fetched = fetch(&bidder.resolver, &bidder.http, reference).await?;
-    check_signed(&fetched.value, &author, "accept")?;
+    check_attested(&bidder.resolver, &bidder.http, &fetched, "accept").await?;
     Ok(fetched)
 }
 

@@ -24,6 +24,11 @@ export const commands = {
 	/**  One deployment with its contracts, conditions, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
+	 *  The deployment's record as the repo holds it now, beside this device's declaration (the
+	 *  record inspector and the conflict view); `None` before it has a record.
+	 */
+	deploymentRecord: (kind: Kind, name: string) => typedError<RecordView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment_record", { kind, name })),
+	/**
 	 *  Creates or edits a deployment from its declaration (JSON text); refused whole, with every
 	 *  problem, when anything is wrong.
 	 */
@@ -140,7 +145,17 @@ objects: number } |
 /**  The periodic look could not list the objects. */
 { type: "resyncFailed"; 
 /**  Why. */
-error: string };
+error: string } | 
+/**  The repo accepted a write of a record (`kind` is `Record`, `name` its collection). */
+{ type: "wrote"; 
+/**  The record's at-uri. */
+uri: string; 
+/**  Its new cid. */
+cid: string } | 
+/**  The repo deleted a record. */
+{ type: "deleted"; 
+/**  The record's at-uri. */
+uri: string };
 
 /**  What happened in one [`ActivityEvent`]. */
 export type Activity_Serialize = 
@@ -167,7 +182,17 @@ objects: number } |
 /**  The periodic look could not list the objects. */
 { type: "resyncFailed"; 
 /**  Why. */
-error: string };
+error: string } | 
+/**  The repo accepted a write of a record (`kind` is `Record`, `name` its collection). */
+{ type: "wrote"; 
+/**  The record's at-uri. */
+uri: string; 
+/**  Its new cid. */
+cid: string } | 
+/**  The repo deleted a record. */
+{ type: "deleted"; 
+/**  The record's at-uri. */
+uri: string };
 
 /**  What the Settings screen shows about this installation. */
 export type AppInfo = AppInfo_Serialize | AppInfo_Deserialize;
@@ -241,6 +266,41 @@ export type Applied_Serialize = {
 	sent: string,
 	/**  Whether it was a dry run (nothing stored). */
 	dryRun: boolean,
+};
+
+/**  A bid the contract received. */
+export type BidView = BidView_Serialize | BidView_Deserialize;
+
+/**  A bid the contract received. */
+export type BidView_Deserialize = {
+	/**  The bidder's DID. */
+	bidder: string,
+	/**  The bidder's handle, when known and verified. */
+	bidderHandle?: string | null,
+	/**  The bid record's at-uri. */
+	uri: string,
+	/**  When it arrived (RFC 3339). */
+	receivedAt: string,
+	/**  Its price as decimal text, when it names one. */
+	cost?: string | null,
+	/**  Whether its bidder won the contract. */
+	won: boolean,
+};
+
+/**  A bid the contract received. */
+export type BidView_Serialize = {
+	/**  The bidder's DID. */
+	bidder: string,
+	/**  The bidder's handle, when known and verified. */
+	bidderHandle: string | null,
+	/**  The bid record's at-uri. */
+	uri: string,
+	/**  When it arrived (RFC 3339). */
+	receivedAt: string,
+	/**  Its price as decimal text, when it names one. */
+	cost: string | null,
+	/**  Whether its bidder won the contract. */
+	won: boolean,
 };
 
 /**  One cluster, as the list shows it. */
@@ -383,10 +443,20 @@ export type ContractView_Deserialize = {
 	phase?: string | null,
 	/**  The DID of the winning bidder. */
 	winner?: string | null,
+	/**  The winner's handle, when known and verified. */
+	winnerHandle?: string | null,
 	/**  The receipt's at-uri. */
 	receipt?: string | null,
+	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
+	receiptUrl?: string | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message?: string | null,
+	/**  The bids received, as they arrived. */
+	bids: BidView_Deserialize[],
+	/**  The guest's events, oldest first. */
+	events: GuestEventView_Deserialize[],
+	/**  Its phase changes, oldest first. */
+	history: PhaseChangeView_Deserialize[],
 };
 
 /**  One contract of a deployment, declared and observed. */
@@ -404,10 +474,20 @@ export type ContractView_Serialize = {
 	phase: string | null,
 	/**  The DID of the winning bidder. */
 	winner: string | null,
+	/**  The winner's handle, when known and verified. */
+	winnerHandle: string | null,
 	/**  The receipt's at-uri. */
 	receipt: string | null,
+	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
+	receiptUrl: string | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message: string | null,
+	/**  The bids received, as they arrived. */
+	bids: BidView_Serialize[],
+	/**  The guest's events, oldest first. */
+	events: GuestEventView_Serialize[],
+	/**  Its phase changes, oldest first. */
+	history: PhaseChangeView_Serialize[],
 };
 
 /**  A step of the controller, for the Activity view. */
@@ -480,6 +560,8 @@ export type DeploymentDetail_Deserialize = {
 	declaration: string,
 	/**  The local object's status, pretty JSON. */
 	status: string,
+	/**  Every contract's phase changes, newest first. */
+	timeline: TimelineEntry_Deserialize[],
 };
 
 /**  Everything the window shows of one deployment. */
@@ -499,6 +581,8 @@ export type DeploymentDetail_Serialize = {
 	declaration: string,
 	/**  The local object's status, pretty JSON. */
 	status: string,
+	/**  Every contract's phase changes, newest first. */
+	timeline: TimelineEntry_Serialize[],
 };
 
 /**  One deployment in the list. */
@@ -585,6 +669,33 @@ export type DeploymentView_Serialize = {
 	sync: SyncView_Serialize | null,
 };
 
+/**  An event the provider reported about the guest. */
+export type GuestEventView = GuestEventView_Serialize | GuestEventView_Deserialize;
+
+/**  An event the provider reported about the guest. */
+export type GuestEventView_Deserialize = {
+	/**  What happened (`vm.started`, `vm.onNetwork`). */
+	kind: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What it tells (the guest's address), when anything. */
+	detail?: string | null,
+	/**  The `market.event` record's at-uri. */
+	uri: string,
+};
+
+/**  An event the provider reported about the guest. */
+export type GuestEventView_Serialize = {
+	/**  What happened (`vm.started`, `vm.onNetwork`). */
+	kind: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What it tells (the guest's address), when anything. */
+	detail: string | null,
+	/**  The `market.event` record's at-uri. */
+	uri: string,
+};
+
 /**  A Job as the window follows it. */
 export type JobView = {
 	/**  `Pending`, `Running`, `Succeeded` or `Failed`. */
@@ -663,6 +774,29 @@ export type NodeRow_Serialize = {
 	contract: string | null,
 };
 
+/**  One change of a contract's phase. */
+export type PhaseChangeView = PhaseChangeView_Serialize | PhaseChangeView_Deserialize;
+
+/**  One change of a contract's phase. */
+export type PhaseChangeView_Deserialize = {
+	/**  The phase entered (`requesting`, `deployed`, ...). */
+	phase: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What the contract said then. */
+	message?: string | null,
+};
+
+/**  One change of a contract's phase. */
+export type PhaseChangeView_Serialize = {
+	/**  The phase entered (`requesting`, `deployed`, ...). */
+	phase: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What the contract said then. */
+	message: string | null,
+};
+
 /**  A deployment's contracts in one phase. */
 export type PhaseCount = {
 	/**  The contract phase (`staged`, `requesting`, `deployed`, ...). */
@@ -676,6 +810,47 @@ export type ProblemDto = {
 	path: string,
 	message: string,
 	fix: string,
+};
+
+/**  The record of a deployment, read from the repo now. */
+export type RecordView = RecordView_Serialize | RecordView_Deserialize;
+
+/**  The record of a deployment, read from the repo now. */
+export type RecordView_Deserialize = {
+	/**  Its at-uri. */
+	uri: string,
+	/**  Its cid, as the repo answers. */
+	cid: string,
+	/**  The record, pretty JSON. */
+	value: string,
+	/**
+	 *  What the record declares (`description`, `contracts`), pretty JSON; `None` when it
+	 *  cannot be read as a deployment.
+	 */
+	declared?: string | null,
+	/**  What this device declares, in the same shape. */
+	local: string,
+	/**  Every problem of the record against its lexicon and the rules; empty when valid. */
+	problems: string[],
+};
+
+/**  The record of a deployment, read from the repo now. */
+export type RecordView_Serialize = {
+	/**  Its at-uri. */
+	uri: string,
+	/**  Its cid, as the repo answers. */
+	cid: string,
+	/**  The record, pretty JSON. */
+	value: string,
+	/**
+	 *  What the record declares (`description`, `contracts`), pretty JSON; `None` when it
+	 *  cannot be read as a deployment.
+	 */
+	declared: string | null,
+	/**  What this device declares, in the same shape. */
+	local: string,
+	/**  Every problem of the record against its lexicon and the rules; empty when valid. */
+	problems: string[],
 };
 
 /**  A kubeconfig saved to a file. */
@@ -809,6 +984,33 @@ export type SyncView_Serialize = {
 	lastError: string | null,
 	/**  Consecutive failed reconciles. */
 	failures: number,
+};
+
+/**  One phase change of one of the deployment's contracts. */
+export type TimelineEntry = TimelineEntry_Serialize | TimelineEntry_Deserialize;
+
+/**  One phase change of one of the deployment's contracts. */
+export type TimelineEntry_Deserialize = {
+	/**  The contract's name. */
+	contract: string,
+	/**  The phase entered. */
+	phase: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What the contract said then. */
+	message?: string | null,
+};
+
+/**  One phase change of one of the deployment's contracts. */
+export type TimelineEntry_Serialize = {
+	/**  The contract's name. */
+	contract: string,
+	/**  The phase entered. */
+	phase: string,
+	/**  When (RFC 3339). */
+	at: string,
+	/**  What the contract said then. */
+	message: string | null,
 };
 
 /* Tauri Specta runtime */

@@ -9,6 +9,7 @@ import {
   type ActivityEvent_Serialize as ActivityEvent,
   type AppInfo,
   type Applied_Serialize as Applied,
+  type BidView_Serialize as BidView,
   type ClusterRow_Serialize as ClusterRow,
   type ClustersView_Serialize as ClustersView,
   type JobView,
@@ -21,11 +22,15 @@ import {
   type DeploymentDetail_Serialize as DeploymentDetail,
   type DeploymentRow_Serialize as DeploymentRow,
   type DeploymentView_Serialize as DeploymentView,
+  type GuestEventView_Serialize as GuestEventView,
   type Keep,
   type Kind,
+  type PhaseChangeView_Serialize as PhaseChangeView,
   type ProblemDto as Problem,
+  type RecordView_Serialize as RecordView,
   type Session,
   type SyncView_Serialize as SyncView,
+  type TimelineEntry_Serialize as TimelineEntry,
 } from "./bindings";
 
 export type {
@@ -33,6 +38,7 @@ export type {
   ActivityEvent,
   AppInfo,
   Applied,
+  BidView,
   ClusterRow,
   ClustersView,
   JobView,
@@ -45,11 +51,15 @@ export type {
   DeploymentDetail,
   DeploymentRow,
   DeploymentView,
+  GuestEventView,
   Keep,
   Kind,
+  PhaseChangeView,
   Problem,
+  RecordView,
   Session,
   SyncView,
+  TimelineEntry,
 };
 
 /** A failed command as the UI handles it: branch on `code`, show `message` (and `problems`). */
@@ -108,6 +118,11 @@ export async function deployments(): Promise<DeploymentRow[]> {
 /** One deployment with its contracts, record and controller state, or null when gone. */
 export async function deployment(kind: Kind, name: string): Promise<DeploymentView | null> {
   return unwrap(await commands.deployment(kind, name));
+}
+
+/** The deployment's record as the repo holds it now, beside this device's declaration. */
+export async function deploymentRecord(kind: Kind, name: string): Promise<RecordView | null> {
+  return unwrap(await commands.deploymentRecord(kind, name));
 }
 
 /** Creates or edits a deployment from its declaration (JSON text); refused with every problem. */

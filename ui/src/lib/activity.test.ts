@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { describeStep, filterSteps, KEPT_STEPS, remember, type Step } from "./activity";
+import { describeStep, filterSteps, KEPT_STEPS, remember, writtenRecord, type Step } from "./activity";
 
 const failed: Step = {
   at: "2026-12-03T10:00:00.000Z",
   kind: "Infra",
   name: "web",
   what: { type: "failed", error: "the repo: unreachable", failures: 2, retryInMs: 4000 },
+};
+const wrote: Step = {
+  at: "2026-12-03T10:00:02.000Z",
+  kind: "Record",
+  name: "computer.socialweb.infra",
+  what: { type: "wrote", uri: "at://did:plc:owner/computer.socialweb.infra/web", cid: "bafyreia" },
 };
 const finished: Step = { at: "2026-12-03T10:00:01.000Z", kind: "AtprotoRecord", name: "infra-1", what: { type: "finished", nextInMs: null } };
 
@@ -16,10 +22,18 @@ describe("the activity view", () => {
     expect(describeStep({ ...finished, what: { type: "resynced", objects: 12 } })).toBe("all 12 looked at again");
   });
 
-  it("filters by text and failures", () => {
-    expect(filterSteps([failed, finished], "", true)).toEqual([failed]);
-    expect(filterSteps([failed, finished], "atproto", false)).toEqual([finished]);
-    expect(filterSteps([failed, finished], "unreachable", false)).toEqual([failed]);
+  it("filters by text, failures and record writes", () => {
+    expect(filterSteps([failed, finished], "", "failures")).toEqual([failed]);
+    expect(filterSteps([failed, finished], "atproto", "all")).toEqual([finished]);
+    expect(filterSteps([failed, finished], "unreachable", "all")).toEqual([failed]);
+    expect(filterSteps([failed, finished, wrote], "", "writes")).toEqual([wrote]);
+    expect(filterSteps([failed, finished, wrote], "infra/web", "all")).toEqual([wrote]);
+  });
+
+  it("says which record a write was, by its at-uri", () => {
+    expect(describeStep(wrote)).toBe("record written: at://did:plc:owner/computer.socialweb.infra/web");
+    expect(writtenRecord(wrote)).toBe("at://did:plc:owner/computer.socialweb.infra/web");
+    expect(writtenRecord(failed)).toBeUndefined();
   });
 
   it("keeps the newest steps first, up to its limit", () => {

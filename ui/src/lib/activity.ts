@@ -12,7 +12,9 @@ export interface Step {
     | { type: "failed"; error: string; failures: number; retryInMs: number | null }
     | { type: "cutOff" }
     | { type: "resynced"; objects: number }
-    | { type: "resyncFailed"; error: string };
+    | { type: "resyncFailed"; error: string }
+    | { type: "wrote"; uri: string; cid: string }
+    | { type: "deleted"; uri: string };
 }
 
 /** How many steps the view keeps (the oldest go first). */
@@ -43,7 +45,21 @@ export function describeStep(step: Step): string {
       return `all ${what.objects} looked at again`;
     case "resyncFailed":
       return `could not be listed: ${what.error}`;
+    case "wrote":
+      return `record written: ${what.uri}`;
+    case "deleted":
+      return `record deleted: ${what.uri}`;
   }
+}
+
+/** The at-uri of the record a step wrote or deleted, if it is one. */
+export function writtenRecord(step: Step): string | undefined {
+  return step.what.type === "wrote" || step.what.type === "deleted" ? step.what.uri : undefined;
+}
+
+/** Whether the step is a record write (or delete). */
+export function isRecordWrite(step: Step): boolean {
+  return writtenRecord(step) !== undefined;
 }
 
 /** Whether the step is a failure. */
@@ -51,12 +67,16 @@ export function isFailure(step: Step): boolean {
   return step.what.type === "failed" || step.what.type === "resyncFailed";
 }
 
-/** The steps the filter keeps: text over kind, name and description; failures only. */
-export function filterSteps<S extends Step>(steps: readonly S[], text: string, failuresOnly: boolean): S[] {
+/** Which steps a filter keeps: all, failures only, or record writes only. */
+export type StepFilter = "all" | "failures" | "writes";
+
+/** The steps the filter keeps: text over kind, name and description; failures or writes only. */
+export function filterSteps<S extends Step>(steps: readonly S[], text: string, filter: StepFilter): S[] {
   const needle = text.trim().toLowerCase();
   return steps.filter(
     (step) =>
-      (!failuresOnly || isFailure(step)) &&
+      (filter !== "failures" || isFailure(step)) &&
+      (filter !== "writes" || isRecordWrite(step)) &&
       (needle === "" ||
         `${step.kind} ${step.name ?? ""} ${describeStep(step)}`.toLowerCase().includes(needle)),
   );

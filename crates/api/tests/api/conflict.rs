@@ -5,13 +5,15 @@
 
 use serde_json::Value;
 use swdesk_api::controller::{AccountController, store_path};
+use swdesk_api::records::{self, RecordView};
 use swdesk_atproto::PdsRepo;
 use swdesk_controller::kinds::deployment::Resolution;
-use swdesk_core::infra::InfraSpec;
+use swdesk_core::infra::{DeploymentKind, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
 use swdesk_core::repo::{RecordRepo, Swap};
 use swdesk_core::rkey::Rkey;
+use swdesk_core::uri::RecordUri;
 use swdesk_store::Store;
 
 use crate::session::{network, signed_in};
@@ -24,6 +26,18 @@ async fn last_sync(controller: &AccountController, name: &str) -> Option<String>
     let name = Name::parse(name).ok()?;
     let view = controller.sync_view::<InfraSpec>(&name).await.ok()??;
     view.last_sync
+}
+
+/// What the conflict view shows of the Infra `name`: its record read from the repo now,
+/// beside this device's declaration.
+async fn conflict_view(store: &Store, repo: &PdsRepo, name: &str) -> RecordView {
+    let name = Name::parse(name).unwrap();
+    let (uri, local) = records::local_side(store, DeploymentKind::Infra, &name)
+        .unwrap()
+        .unwrap();
+    let uri = RecordUri::parse(&uri.expect("bound")).unwrap();
+    let stored = repo.get(&uri).await.unwrap().expect("the record");
+    records::view(DeploymentKind::Infra, &stored, local)
 }
 
 async fn edit_record(repo: &PdsRepo, pds: &str, did: &str, rkey: &str, edit: impl Fn(&mut Value)) {
@@ -87,6 +101,22 @@ async fn a_deployment_edited_on_both_sides_waits_for_the_owner_and_each_resoluti
             Some(format!("{name}: edited here")),
             "a conflict changes nothing here"
         );
+        let shown = conflict_view(controller.store(), &elsewhere, name).await;
+        assert_eq!(shown.problems, Vec::<String>::new(), "the record is valid");
+        let declared: Value = serde_json::from_str(shown.declared.as_deref().unwrap()).unwrap();
+        let local: Value = serde_json::from_str(&shown.local).unwrap();
+        assert_eq!(
+            (
+                declared["description"].as_str(),
+                local["description"].as_str()
+            ),
+            (
+                Some(format!("{name}: edited in the repo").as_str()),
+                Some(format!("{name}: edited here").as_str())
+            ),
+            "the conflict view compares the record's declaration with this device's"
+        );
+        assert_eq!(declared["contracts"], local["contracts"], "in one shape");
     }
 
     let keep = Name::parse("keep").unwrap();
@@ -169,6 +199,16 @@ async fn a_record_that_does_not_validate_shows_its_problems_and_is_never_written
     assert!(
         message.contains("contracts") && message.contains("createdAt"),
         "every problem is named: {message}"
+    );
+    let inspected = conflict_view(controller.store(), &elsewhere, "web").await;
+    assert_eq!(
+        inspected.declared, None,
+        "an invalid record declares nothing"
+    );
+    let named = inspected.problems.join("; ");
+    assert!(
+        inspected.problems.len() >= 2 && named.contains("contracts") && named.contains("createdAt"),
+        "the record inspector names every problem: {named}"
     );
 
     edit_infra(controller.store(), "web", |spec| {

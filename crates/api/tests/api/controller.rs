@@ -2,6 +2,7 @@
 //! published with the index, an edit made on the PDS is pulled, a deletion ends the record.
 
 use serde_json::Value;
+use swdesk_api::activity::{Activity, ActivityEvent};
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
 use swdesk_core::collection::InfraCollectionSpec;
@@ -16,6 +17,29 @@ use crate::support::{
     public_rkeys, quick_engine,
 };
 
+/// The at-uris of the record writes the activity stream tells, until `enough` holds of them
+/// (a minute at most).
+async fn record_writes_until(
+    activity: &mut tokio::sync::mpsc::Receiver<ActivityEvent>,
+    enough: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let mut uris = Vec::new();
+    let collect = async {
+        while !enough(&uris) {
+            let event = activity.recv().await.expect("the activity stream");
+            if let Activity::Wrote { uri, cid } = event.what {
+                assert!(!cid.is_empty(), "a write names its cid");
+                assert_eq!(event.kind, "Record");
+                uris.push(uri);
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), collect)
+        .await
+        .expect("the writes are told within a minute");
+    uris
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
     let (pds, network, store) = network("controller").await;
@@ -26,6 +50,7 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
     let controller = AccountController::start(data.path(), agent.clone(), resolver.clone(), config)
         .await
         .unwrap();
+    let mut activity = controller.activity();
     for name in ["alpha", "beta", "gamma"] {
         create_infra(&controller, name, &format!("{name} v1"));
     }
@@ -42,6 +67,19 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
         (index["index"]["live"].as_array()?.len() == 3).then_some(())
     })
     .await;
+
+    let written = record_writes_until(&mut activity, |uris| {
+        ["alpha", "beta", "gamma", "self"]
+            .iter()
+            .all(|rkey| uris.contains(&format!("at://{}/{INFRA}/{rkey}", account.did)))
+    })
+    .await;
+    assert!(
+        written
+            .iter()
+            .all(|uri| uri.starts_with(&format!("at://{}/", account.did))),
+        "the Activity view lists every record written, each by its at-uri: {written:?}"
+    );
 
     let elsewhere = PdsRepo::new(agent, resolver);
     let mut edited = public_record(pds_url, &account.did, "alpha").await.unwrap();

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod conflict;
+mod contracts;
 mod controller;
 mod deployments;
 mod offline;

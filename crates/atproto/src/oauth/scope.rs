@@ -14,6 +14,7 @@ pub const WRITTEN_COLLECTIONS: &[&str] = &[
     "com.publicdomainrelay.temp.market.accept",
     "com.publicdomainrelay.temp.market.accepts.free",
     "com.publicdomainrelay.temp.market.event",
+    "com.publicdomainrelay.temp.market.badgeBlueKey",
 ];
 
 /// Methods the app calls at other services with service auth (`getServiceAuth` `lxm`).

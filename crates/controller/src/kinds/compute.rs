@@ -8,7 +8,8 @@
 //!
 //! Invariants: a ComputeContract that holds a guest never goes before its release is
 //! confirmed (its finalizer waits, asking for the release); the status is written only when
-//! it changed.
+//! it changed; the phase history is appended here and only here, when the market's answer
+//! enters another phase than the history's last.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,11 +60,12 @@ impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
     }
 
     async fn apply(&self, object: &ComputeContractObject) -> Result<Action, ReconcileError> {
-        let status = self
+        let mut status = self
             .market
             .advance(object, self.context.now())
             .await
             .map_err(market_error)?;
+        status.record_phase(self.context.now());
         let recheck = recheck_after(&status);
         if status != object.status {
             let mut updated = object.clone();

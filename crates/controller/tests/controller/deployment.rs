@@ -317,6 +317,26 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
         record(&world, "web").unwrap()["status"]["contracts"][0]["phase"],
         "requesting"
     );
+    let history = || {
+        let computes = world
+            .store
+            .list::<swdesk_core::compute::ComputeContractSpec>()
+            .unwrap();
+        computes[0].status.history.clone()
+    };
+    let first = history();
+    assert_eq!(first.len(), 1, "the phase entered is recorded: {first:?}");
+    assert_eq!(
+        first[0].phase,
+        swdesk_core::compute::ComputePhase::Requesting
+    );
+    assert!(first[0].message.as_deref().unwrap().contains("waiting"));
+    core.settle(&world).await;
+    assert_eq!(
+        history(),
+        first,
+        "looking again at the same phase appends nothing"
+    );
 }
 
 #[tokio::test]

@@ -190,19 +190,9 @@ impl<R: RecordRepo> RecordRepo for Counted<R> {
 
 #[cfg(test)]
 mod tests {
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
 
     use super::*;
-    use crate::repo::memory::MemoryRepo;
-
-    /// The answer of a future that is ready at once, as every `MemoryRepo` call is.
-    fn ready<F: Future>(future: F) -> F::Output {
-        match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(output) => output,
-            Poll::Pending => panic!("a MemoryRepo call is ready at once"),
-        }
-    }
+    use crate::repo::memory::{MemoryRepo, ready};
 
     #[test]
     fn counts_every_attempt_and_apart_those_the_repo_answered() {

@@ -29,6 +29,16 @@ pub struct MemoryRepo {
     offline: AtomicBool,
 }
 
+/// The answer of `future` when it is ready at once, as every `MemoryRepo` call is: the
+/// synchronous tests of repo wrappers drive their calls with it.
+pub fn ready<F: Future>(future: F) -> F::Output {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("a MemoryRepo call is ready at once"),
+    }
+}
+
 impl MemoryRepo {
     /// An empty repo of `owner` (a DID).
     pub fn new(owner: &str) -> Self {

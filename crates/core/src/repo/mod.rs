@@ -8,6 +8,7 @@
 //! the record is gone). A missing record is `Ok(None)` on `get`, never an error.
 
 pub mod counted;
+pub mod journal;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 

@@ -93,6 +93,12 @@ pub(crate) const LEXICONS: &[(&str, &str)] = &[
         ),
     ),
     (
+        "com.publicdomainrelay.temp.market.badgeBlueKey",
+        include_str!(
+            "../../../../lexicons/com/publicdomainrelay/temp/market/badgeBlueKey.json"
+        ),
+    ),
+    (
         "com.publicdomainrelay.temp.market.bid",
         include_str!("../../../../lexicons/com/publicdomainrelay/temp/market/bid.json"),
     ),

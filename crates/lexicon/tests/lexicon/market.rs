@@ -11,8 +11,8 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
 };
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
-    accept, accepts, bid, bids, event, offering, receipt, receipts, rfp, submit_accept, submit_bid,
-    submit_event, submit_rfp,
+    accept, accepts, badge_blue_key, bid, bids, event, offering, receipt, receipts, rfp,
+    submit_accept, submit_bid, submit_event, submit_rfp,
 };
 use swdesk_lexicon::network::attested::signature::SignaturesItem;
 use swdesk_lexicon::validate::{self, Catalog, XrpcBody};
@@ -119,6 +119,7 @@ fn round_trip_by_collection(collection: &str, value: &Value) -> Result<(), Strin
         receipts::free::NSID => round_trips::<receipts::free::Free>(value),
         event::NSID => round_trips::<event::Event>(value),
         offering::NSID => round_trips::<offering::Offering>(value),
+        badge_blue_key::NSID => round_trips::<badge_blue_key::BadgeBlueKey>(value),
         other => Err(format!("no record type for {other}")),
     }
 }
@@ -139,7 +140,7 @@ fn every_market_record_fixture_round_trips_unchanged_through_its_type() {
     collections.dedup();
     assert_eq!(
         collections.len(),
-        13,
+        14,
         "one fixture or more for each record type"
     );
 }

@@ -27,6 +27,25 @@ async fn the_accept_author_releases_and_the_bidder_tears_the_guest_down() {
     let mut contract = contract(window(5, false), None, None);
     drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
     let receipt = contract.status.receipt.clone().expect("a receipt");
+    let address = bidder
+        .state()
+        .guest(&receipt.uri)
+        .expect("the guest")
+        .address
+        .clone();
+    let on_network = contract
+        .status
+        .events
+        .iter()
+        .find(|event| event.kind == "vm.onNetwork")
+        .expect("the guest's vm.onNetwork is kept");
+    assert_eq!(on_network.detail.as_deref(), Some(address.as_str()));
+    assert!(
+        on_network
+            .uri
+            .starts_with(&format!("at://{}/{}/", bidder.account, event::NSID))
+    );
+    assert_eq!(contract.status.bids[0].cost.as_deref(), Some("0.1"));
 
     let asked_at = SystemClock.now();
     release(&mut contract, asked_at);
@@ -102,6 +121,20 @@ async fn a_restart_at_every_step_completes_the_same_contract_with_one_rfp_and_on
     for collection in [vm::NSID, rfp::NSID, accepts::free::NSID, accept::NSID] {
         assert_eq!(owner.records(collection).await.len(), 1, "{collection}");
     }
+    let mut kinds: Vec<_> = contract
+        .status
+        .events
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect();
+    kinds.dedup();
+    assert_eq!(
+        kinds.len(),
+        contract.status.events.len(),
+        "each guest event kept once although every step ran twice: {:?}",
+        contract.status.events
+    );
+    assert!(kinds.contains(&"vm.onNetwork"), "{kinds:?}");
     let state = bidder.state();
     assert_eq!(state.bids.len(), 1, "one bid on the one RFP");
     assert_eq!(state.guests.len(), 1, "one guest");

@@ -3,5 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod auction;
+mod headless;
 mod lifecycle;
+mod restart;
 mod support;

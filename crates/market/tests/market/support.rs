@@ -1,8 +1,8 @@
 //! What the tests share: the sandbox PDS (shared through `SWDESK_SANDBOX_PDS`), local bidders
 //! from `swdesk-sandbox-bidder` with their own accounts, an owner signed in through Chromium
-//! (session in memory), a requester market over the owner's real repo, a contract object, and
-//! driving `advance` the way the controller does (the status persisted between calls) with a
-//! deadline.
+//! (session in memory; a copy can be handed to a child process), a requester market over the
+//! owner's real repo, a contract object, and driving `advance` the way the controller does
+//! (the status persisted between calls) with a deadline.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
-use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::oauth::Secret;
+use swdesk_atproto::keychain::{MemoryStore, SessionStore};
+use swdesk_atproto::oauth::{Secret, StoredSession};
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig, PdsRepo};
 use swdesk_core::compute::{
@@ -66,11 +66,13 @@ impl Sandbox {
     /// A fresh owner, signed in through Chromium.
     pub async fn owner(&self) -> Owner {
         let account = self.pds.create_account("owner").await.expect("an account");
-        let agent = sign_in(self.identity.clone(), &account).await;
+        let session = Arc::new(MemoryStore::default());
+        let agent = sign_in(self.identity.clone(), &account, Arc::clone(&session)).await;
         Owner {
             agent,
             identity: self.identity.clone(),
             key: AttestationKey::generate(Curve::P256),
+            session,
         }
     }
 }
@@ -80,9 +82,19 @@ pub struct Owner {
     pub agent: Agent,
     pub identity: IdentityConfig,
     pub key: AttestationKey,
+    /// Where the session lives (in memory): another process can be handed a copy.
+    session: Arc<MemoryStore>,
 }
 
 impl Owner {
+    /// The session as the keychain would keep it, for a process of its own.
+    pub fn stored_session(&self) -> StoredSession {
+        self.session
+            .load()
+            .unwrap()
+            .expect("the signed-in session is stored")
+    }
+
     /// A fresh market (as after a restart) asking offerings of `bidders`' repos.
     pub fn market(&self, bidders: &[&RunningBidder]) -> TestMarket {
         let repos = bidders.iter().map(|b| b.account.clone()).collect();
@@ -92,15 +104,20 @@ impl Owner {
             OfferingSource::Repos(repos),
             self.key.clone(),
         )
-        .with_settings(Settings {
-            longest_wait: Duration::from_millis(500),
-            guest_poll: Duration::from_millis(100),
-        })
+        .with_settings(quick_settings())
     }
 
     /// Every record of `collection` in the owner's repo.
     pub async fn records(&self, collection: &str) -> Vec<Value> {
         list_records(&self.identity, &self.agent.did(), collection).await
+    }
+}
+
+/// The market's waits, short: a test sees each step soon.
+pub fn quick_settings() -> Settings {
+    Settings {
+        longest_wait: Duration::from_millis(500),
+        guest_poll: Duration::from_millis(100),
     }
 }
 
@@ -246,7 +263,7 @@ impl Browser for Approving {
     }
 }
 
-async fn sign_in(identity: IdentityConfig, account: &Account) -> Agent {
+async fn sign_in(identity: IdentityConfig, account: &Account, store: Arc<MemoryStore>) -> Agent {
     let config = OAuthConfig {
         identity,
         client: ClientKind::Loopback,
@@ -256,7 +273,7 @@ async fn sign_in(identity: IdentityConfig, account: &Account) -> Agent {
         config,
         reqwest::Client::new(),
         Arc::new(Approving(account.clone())),
-        Arc::new(MemoryStore::default()),
+        store,
     );
     client
         .sign_in(&account.handle)

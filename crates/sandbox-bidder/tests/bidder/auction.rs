@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use swdesk_atproto::attestation::is_signed_by;
+use swdesk_atproto::attestation::{AttestationKey, Curve, is_signed_by};
 use swdesk_core::auction::bidders::AskedBidder;
 use swdesk_core::auction::bids::{Auction, Cost, Decision, ReceivedBid, admit, decide};
 use swdesk_core::auction::request::{Bidding, rfp as rfp_record};
@@ -229,6 +229,31 @@ async fn an_rfp_the_caller_did_not_author_or_at_another_cid_is_refused() {
         answer.body
     );
     assert!(bidder.state().bids.is_empty());
+}
+
+#[tokio::test]
+async fn an_rfp_signed_with_a_key_its_author_does_not_publish_is_refused() {
+    let sandbox = sandbox().await;
+    let bidder = sandbox.bidder(Behaviour::default()).await;
+    let mut requester = sandbox.requester("owner").await;
+    requester.key = AttestationKey::generate(Curve::P256);
+    let rfp = requester.rfp().await;
+    let answer = requester
+        .call(&bidder, submit_rfp::NSID, &rfp_input(&rfp))
+        .await;
+    assert_eq!((answer.status, answer.error()), (400, "InvalidRequest"));
+    let message = answer.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&requester.key.did_key()) && message.contains("does not publish"),
+        "{message}"
+    );
+    assert!(bidder.state().bids.is_empty());
+
+    requester.publish_key().await;
+    let answer = requester
+        .call(&bidder, submit_rfp::NSID, &rfp_input(&rfp))
+        .await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
 }
 
 #[tokio::test]

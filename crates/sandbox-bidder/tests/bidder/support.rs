@@ -15,7 +15,9 @@ use swdesk_devnet::SandboxPds;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
-use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, event, rfp};
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{
+    accept, accepts, badge_blue_key, event, rfp,
+};
 use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
 use swdesk_sandbox_peer::sandbox_identity;
 
@@ -63,14 +65,16 @@ impl Sandbox {
                 .json(&json!({"identifier": account.did, "password": account.password})),
         )
         .await;
-        Requester {
+        let requester = Requester {
             resolver: Resolver::new(self.identity.clone(), http.clone()),
             http,
             pds_url,
             did: account.did,
             access: Secret::new(session["accessJwt"].as_str().expect("a session")),
             key: AttestationKey::generate(Curve::K256),
-        }
+        };
+        requester.publish_key().await;
+        requester
     }
 }
 
@@ -103,6 +107,17 @@ impl Requester {
         let body = json!({"repo": self.did, "collection": collection, "record": record});
         let request = self.pds_call(self.http.post(self.xrpc("com.atproto.repo.createRecord")));
         strong_ref_of(&json_of(request.json(&body)).await, collection)
+    }
+
+    /// Publishes the requester's attestation key (`market.badgeBlueKey` keyed by its did:key).
+    pub async fn publish_key(&self) {
+        let did_key = self.key.did_key();
+        let record = json!({"$type": badge_blue_key::NSID, "key": did_key,
+            "createdAt": "2026-12-03T11:00:00.000Z"});
+        let body = json!({"repo": self.did, "collection": badge_blue_key::NSID, "rkey": did_key,
+            "record": record});
+        let request = self.pds_call(self.http.post(self.xrpc("com.atproto.repo.putRecord")));
+        strong_ref_of(&json_of(request.json(&body)).await, badge_blue_key::NSID);
     }
 
     /// `record` signed with the requester's attestation key, written; with the value written.

@@ -2,6 +2,7 @@
 //! The `com.publicdomainrelay.temp.market` namespace.
 pub mod accept;
 pub mod accepts;
+pub mod badge_blue_key;
 pub mod bid;
 pub mod bids;
 pub mod event;

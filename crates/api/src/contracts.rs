@@ -1,0 +1,242 @@
+//! What the window shows of a contract's run on the market beyond its phase: the bids received
+//! (with their cost and the winner marked), the guest's events, the phase history, and the
+//! deployment's merged timeline; then the DIDs in it named ([`name_identities`]): bidder and
+//! winner handles, and a link where the receipt record can be read on its author's PDS.
+//!
+//! Invariants: built from the ComputeContract objects in the store only (no network);
+//! naming only fills what the [`Names`] know, so an unresolved DID stays shown as itself and no
+//! link is made without a known PDS. The timeline is newest first.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_core::uri::RecordUri;
+
+use crate::deployments::{ContractView, DeploymentDetail};
+use crate::identities::Names;
+use crate::serde_name as text;
+
+/// A bid the contract received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct BidView {
+    /// The bidder's DID.
+    pub bidder: String,
+    /// The bidder's handle, when known and verified.
+    pub bidder_handle: Option<String>,
+    /// The bid record's at-uri.
+    pub uri: String,
+    /// When it arrived (RFC 3339).
+    pub received_at: String,
+    /// Its price as decimal text, when it names one.
+    pub cost: Option<String>,
+    /// Whether its bidder won the contract.
+    pub won: bool,
+}
+
+/// An event the provider reported about the guest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct GuestEventView {
+    /// What happened (`vm.started`, `vm.onNetwork`).
+    pub kind: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// What it tells (the guest's address), when anything.
+    pub detail: Option<String>,
+    /// The `market.event` record's at-uri.
+    pub uri: String,
+}
+
+/// One change of a contract's phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseChangeView {
+    /// The phase entered (`requesting`, `deployed`, ...).
+    pub phase: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// What the contract said then.
+    pub message: Option<String>,
+}
+
+/// One phase change of one of the deployment's contracts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineEntry {
+    /// The contract's name.
+    pub contract: String,
+    /// The phase entered.
+    pub phase: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// What the contract said then.
+    pub message: Option<String>,
+}
+
+/// What a ComputeContract adds to its contract's view: bids, guest events, history (all empty
+/// without one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Observed {
+    pub bids: Vec<BidView>,
+    pub events: Vec<GuestEventView>,
+    pub history: Vec<PhaseChangeView>,
+}
+
+/// The bids, events and history of `compute`.
+pub(crate) fn observed(compute: Option<&ComputeContractObject>) -> Observed {
+    let Some(compute) = compute else {
+        return Observed::default();
+    };
+    let status = &compute.status;
+    let winner = status.winner.as_deref();
+    Observed {
+        bids: status
+            .bids
+            .iter()
+            .map(|bid| BidView {
+                bidder: bid.bidder.clone(),
+                bidder_handle: None,
+                uri: bid.record.uri.clone(),
+                received_at: bid.received_at.to_rfc3339(),
+                cost: bid.cost.clone(),
+                won: winner == Some(bid.bidder.as_str()),
+            })
+            .collect(),
+        events: status.events.iter().map(event_view).collect(),
+        history: status.history.iter().map(change_view).collect(),
+    }
+}
+
+fn event_view(event: &GuestEvent) -> GuestEventView {
+    GuestEventView {
+        kind: event.kind.clone(),
+        at: event.at.to_rfc3339(),
+        detail: event.detail.clone(),
+        uri: event.uri.clone(),
+    }
+}
+
+fn change_view(change: &PhaseChange) -> PhaseChangeView {
+    PhaseChangeView {
+        phase: text(&change.phase.contract_phase()),
+        at: change.at.to_rfc3339(),
+        message: change.message.clone(),
+    }
+}
+
+/// Every phase change of `computes` (contract name, object), newest first; ties by contract.
+pub(crate) fn timeline<'a>(
+    computes: impl IntoIterator<Item = (&'a str, &'a ComputeContractObject)>,
+) -> Vec<TimelineEntry> {
+    let mut changes: Vec<(&str, &PhaseChange)> = computes
+        .into_iter()
+        .flat_map(|(name, compute)| compute.status.history.iter().map(move |c| (name, c)))
+        .collect();
+    changes.sort_by(|(a_name, a), (b_name, b)| b.at.cmp(&a.at).then(a_name.cmp(b_name)));
+    changes
+        .into_iter()
+        .map(|(contract, change)| {
+            let view = change_view(change);
+            TimelineEntry {
+                contract: contract.to_owned(),
+                phase: view.phase,
+                at: view.at,
+                message: view.message,
+            }
+        })
+        .collect()
+}
+
+/// The DIDs `detail` shows: bidders, winners and receipt authors.
+pub fn dids(detail: &DeploymentDetail) -> BTreeSet<String> {
+    let mut dids = BTreeSet::new();
+    for contract in &detail.contracts {
+        dids.extend(contract.bids.iter().map(|bid| bid.bidder.clone()));
+        dids.extend(contract.winner.clone());
+        dids.extend(contract.receipt.as_deref().and_then(author));
+    }
+    dids
+}
+
+/// Fills in what `names` know: bidder and winner handles, receipt links.
+pub fn name_identities(detail: &mut DeploymentDetail, names: &Names) {
+    for contract in &mut detail.contracts {
+        name_contract(contract, names);
+    }
+}
+
+fn name_contract(contract: &mut ContractView, names: &Names) {
+    let handle = |did: &str| names.get(did).and_then(|named| named.handle.clone());
+    for bid in &mut contract.bids {
+        bid.bidder_handle = handle(&bid.bidder);
+    }
+    contract.winner_handle = contract.winner.as_deref().and_then(handle);
+    contract.receipt_url = contract
+        .receipt
+        .as_deref()
+        .and_then(|receipt| receipt_url(receipt, names));
+}
+
+/// Where the record at `uri` can be read: its author's PDS `com.atproto.repo.getRecord`.
+pub fn receipt_url(uri: &str, names: &Names) -> Option<String> {
+    let uri = RecordUri::parse(uri).ok()?;
+    let pds = &names.get(uri.authority())?.pds;
+    let mut url = pds.join("/xrpc/com.atproto.repo.getRecord").ok()?;
+    url.query_pairs_mut()
+        .append_pair("repo", uri.authority())
+        .append_pair("collection", uri.collection())
+        .append_pair("rkey", uri.rkey().as_str());
+    Some(url.to_string())
+}
+
+fn author(uri: &str) -> Option<String> {
+    RecordUri::parse(uri)
+        .ok()
+        .map(|uri| uri.authority().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use url::Url;
+
+    use super::*;
+    use crate::identities::Named;
+
+    fn names(did: &str, pds: &str) -> Names {
+        [(
+            did.to_owned(),
+            Named {
+                handle: Some("bidder.test".into()),
+                pds: Url::parse(pds).expect("url"),
+            },
+        )]
+        .into()
+    }
+
+    #[test]
+    fn a_receipt_is_read_from_its_authors_pds() {
+        let uri = "at://did:plc:bidder/com.publicdomainrelay.temp.market.receipt/3lxyz";
+        let link = receipt_url(uri, &names("did:plc:bidder", "http://localhost:2583"));
+        assert_eq!(
+            link.as_deref(),
+            Some(
+                "http://localhost:2583/xrpc/com.atproto.repo.getRecord?repo=did%3Aplc%3Abidder&collection=com.publicdomainrelay.temp.market.receipt&rkey=3lxyz"
+            )
+        );
+        assert_eq!(
+            receipt_url(uri, &Names::new()),
+            None,
+            "no PDS known, no link"
+        );
+        assert_eq!(
+            receipt_url("not a uri", &names("did:plc:bidder", "http://x")),
+            None
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! The guest's events as the requester reads them: the provider's `market.event` records about
+//! our receipt, each naming a payload record (`compute.events.vm.started`,
+//! `compute.events.vm.onNetwork {address}`, ...) in the provider's repo. What counts is decided
+//! here; reading the records is the requester's.
+//!
+//! Invariants: an event counts only when it is about our receipt and carries a verifying inline
+//! signature of the receipt's bidder (the repo's author); its time and detail come from its
+//! payload when the payload can be read at the cid the event names, else the time it was seen.
+
+use serde_json::Value;
+use swdesk_atproto::attestation::verify_inline_signatures;
+use swdesk_core::auction::flow::Held;
+use swdesk_core::compute::{GuestEvent, StrongRef};
+use swdesk_core::repo::StoredRecord;
+use swdesk_core::timestamp::Timestamp;
+use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::on_network;
+
+/// The NSID prefix cut from an event's kind.
+const EVENTS_PREFIX: &str = "com.publicdomainrelay.temp.compute.events.";
+
+/// One `market.event` about our receipt: the record and the payload it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The `market.event` record's at-uri.
+    pub event: String,
+    /// Its payload.
+    pub payload: StrongRef,
+}
+
+impl Reported {
+    /// The payload's collection (NSID).
+    pub fn payload_nsid(&self) -> &str {
+        collection_of(&self.payload.uri).unwrap_or_default()
+    }
+
+    /// Whether it reports the guest on the network.
+    pub fn is_on_network(&self) -> bool {
+        self.payload_nsid() == on_network::NSID
+    }
+
+    /// The event to keep, from its payload when read (`None`: unreadable), seen at `seen_at`.
+    pub fn to_event(&self, payload: Option<&Value>, seen_at: Timestamp) -> GuestEvent {
+        let nsid = self.payload_nsid();
+        let at = payload
+            .and_then(|value| value["createdAt"].as_str())
+            .and_then(|text| Timestamp::parse_rfc3339(text).ok())
+            .unwrap_or(seen_at);
+        GuestEvent {
+            kind: nsid.strip_prefix(EVENTS_PREFIX).unwrap_or(nsid).to_owned(),
+            at,
+            detail: payload.and_then(detail),
+            uri: self.event.clone(),
+        }
+    }
+}
+
+/// The events among `records` (a page of the bidder's `market.event`s) about `held`'s receipt,
+/// signed by the bidder.
+pub fn about_receipt(records: &[StoredRecord], held: &Held) -> Vec<Reported> {
+    records
+        .iter()
+        .filter(|record| {
+            record.value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
+                && signed_by(&record.value, &held.bidder)
+        })
+        .filter_map(|record| {
+            let payload = &record.value["payload"];
+            Some(Reported {
+                event: record.uri.to_string(),
+                payload: StrongRef {
+                    uri: payload["uri"].as_str()?.to_owned(),
+                    cid: payload["cid"].as_str()?.to_owned(),
+                },
+            })
+        })
+        .collect()
+}
+
+/// What a payload tells beyond its kind: the guest's address.
+fn detail(payload: &Value) -> Option<String> {
+    payload["address"]
+        .as_str()
+        .filter(|address| !address.is_empty())
+        .map(str::to_owned)
+}
+
+fn signed_by(value: &Value, author: &str) -> bool {
+    let checks = verify_inline_signatures(value, author);
+    !checks.is_empty() && checks.iter().all(|check| check.result.is_ok())
+}
+
+fn collection_of(uri: &str) -> Option<&str> {
+    uri.strip_prefix("at://")?.split('/').nth(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn reported(nsid: &str) -> Reported {
+        Reported {
+            event: "at://did:plc:bidder/com.publicdomainrelay.temp.market.event/3l".into(),
+            payload: StrongRef {
+                uri: format!("at://did:plc:bidder/{nsid}/3m"),
+                cid: "bafypayload".into(),
+            },
+        }
+    }
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse_rfc3339(text).expect("time")
+    }
+
+    #[test]
+    fn an_on_network_event_shows_its_kind_time_and_address() {
+        let event = reported(on_network::NSID);
+        assert!(event.is_on_network());
+        let payload = json!({"address": "10.0.0.7", "createdAt": "2027-01-15T08:00:05Z"});
+        let kept = event.to_event(Some(&payload), at("2027-01-15T09:00:00Z"));
+        assert_eq!(kept.kind, "vm.onNetwork");
+        assert_eq!(kept.at, at("2027-01-15T08:00:05Z"));
+        assert_eq!(kept.detail.as_deref(), Some("10.0.0.7"));
+        assert_eq!(kept.uri, event.event);
+    }
+
+    #[test]
+    fn an_unreadable_payload_is_shown_at_the_time_it_was_seen() {
+        let event = reported("com.publicdomainrelay.temp.compute.events.vm.started");
+        assert!(!event.is_on_network());
+        let kept = event.to_event(None, at("2027-01-15T09:00:00Z"));
+        assert_eq!(kept.kind, "vm.started");
+        assert_eq!(kept.at, at("2027-01-15T09:00:00Z"));
+        assert_eq!(kept.detail, None);
+        assert_eq!(
+            reported("org.example.other")
+                .to_event(None, at("2027-01-15T09:00:00Z"))
+                .kind,
+            "org.example.other"
+        );
+    }
+}

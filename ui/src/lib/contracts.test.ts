@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import {
+  absoluteTime,
+  bidRows,
+  changeRows,
+  costLabel,
+  guestEventLabel,
+  historyRows,
+  relativeTime,
+  whoLabel,
+  type Bid,
+} from "./contracts";
+
+const NOW = Date.parse("2027-01-15T08:10:00Z");
+
+function bid(bidder: string, receivedAt: string, overrides: Partial<Bid> = {}): Bid {
+  return {
+    bidder,
+    bidderHandle: null,
+    uri: `at://${bidder}/com.publicdomainrelay.temp.market.bid/1`,
+    receivedAt,
+    cost: "0.35",
+    won: false,
+    ...overrides,
+  };
+}
+
+describe("bids", () => {
+  it("lists bids as they arrived, by handle when verified, the winner marked", () => {
+    const rows = bidRows([
+      bid("did:plc:dear", "2027-01-15T08:00:02Z"),
+      bid("did:plc:cheap", "2027-01-15T08:00:01Z", { bidderHandle: "cheap.test", cost: "0.2", won: true }),
+    ]);
+    expect(rows.map((row) => row.who)).toEqual(["@cheap.test", "did:plc:dear"]);
+    expect(rows[0]).toMatchObject({ did: "did:plc:cheap", cost: "0.2", won: true, received: "2027-01-15 08:00:01 UTC" });
+    expect(rows[1]?.won).toBe(false);
+  });
+
+  it("says free for a zero price and no price when the bid names none", () => {
+    expect(costLabel("0")).toBe("free");
+    expect(costLabel("0.000")).toBe("free");
+    expect(costLabel(null)).toBe("no price");
+    expect(costLabel("1.5")).toBe("1.5");
+  });
+
+  it("shows an unresolved identity as its DID", () => {
+    expect(whoLabel("did:plc:x", null)).toBe("did:plc:x");
+    expect(whoLabel("did:plc:x", "x.test")).toBe("@x.test");
+  });
+});
+
+describe("guest events", () => {
+  it("reads the kinds it knows in words, with their detail", () => {
+    const at = "2027-01-15T08:00:05Z";
+    expect(guestEventLabel({ kind: "vm.onNetwork", at, detail: "10.0.0.7", uri: "u" })).toBe(
+      "on the network at 10.0.0.7",
+    );
+    expect(guestEventLabel({ kind: "vm.started", at, detail: null, uri: "u" })).toBe("guest started");
+    expect(guestEventLabel({ kind: "org.example.other", at, detail: null, uri: "u" })).toBe("org.example.other");
+  });
+});
+
+describe("times", () => {
+  it("shows absolute times in UTC and relative ones from now", () => {
+    expect(absoluteTime("2027-01-15T08:00:05.123Z")).toBe("2027-01-15 08:00:05 UTC");
+    expect(absoluteTime("soon")).toBe("soon");
+    expect(relativeTime("2027-01-15T08:10:00Z", NOW)).toBe("just now");
+    expect(relativeTime("2027-01-15T08:09:48Z", NOW)).toBe("12 s ago");
+    expect(relativeTime("2027-01-15T08:05:00Z", NOW)).toBe("5 min ago");
+    expect(relativeTime("2027-01-15T05:00:00Z", NOW)).toBe("3 h ago");
+    expect(relativeTime("2027-01-13T08:10:00Z", NOW)).toBe("2 d ago");
+    expect(relativeTime("2027-01-15T08:11:00Z", NOW)).toBe("in 1 min");
+    expect(relativeTime("not a time", NOW)).toBe("");
+  });
+});
+
+describe("phase changes", () => {
+  it("puts the newest first, equal times in the order given, with both times", () => {
+    const rows = changeRows(
+      [
+        { phase: "requesting", at: "2027-01-15T08:00:00Z", message: "waiting for bids", contract: "vm" },
+        { phase: "requesting", at: "2027-01-15T08:09:00Z", message: null, contract: "web" },
+        { phase: "deployed", at: "2027-01-15T08:09:00Z", message: null, contract: "vm" },
+      ],
+      NOW,
+    );
+    expect(rows.map((row) => `${row.contract} ${row.phase}`)).toEqual([
+      "web Requesting",
+      "vm Deployed",
+      "vm Requesting",
+    ]);
+    expect(rows[1]).toMatchObject({ tone: "steady", relative: "1 min ago", absolute: "2027-01-15 08:09:00 UTC" });
+    expect(rows[2]?.message).toBe("waiting for bids");
+    expect(new Set(rows.map((row) => row.key)).size).toBe(3);
+  });
+
+  it("shows a contract's history, carried oldest first, newest first", () => {
+    const rows = historyRows(
+      [
+        { phase: "requesting", at: "2027-01-15T08:09:00Z", message: null },
+        { phase: "deployed", at: "2027-01-15T08:09:00Z", message: null },
+      ],
+      NOW,
+    );
+    expect(rows.map((row) => row.phase)).toEqual(["Deployed", "Requesting"]);
+  });
+});

@@ -1,0 +1,134 @@
+// View logic of a contract's run on the market: the bids as a table (who, cost, when, the
+// winner marked), the guest's events in words, phase changes and the deployment's timeline with
+// relative and absolute times. Pure functions over plain data, unit tested; ContractCard and
+// DeploymentDetail only render what these return.
+
+import { phaseLabel, phaseTone, type PhaseTone } from "./deployments";
+
+/** A bid as the detail carries it (the generated `BidView`). */
+export interface Bid {
+  bidder: string;
+  bidderHandle: string | null;
+  uri: string;
+  receivedAt: string;
+  cost: string | null;
+  won: boolean;
+}
+
+/** A guest event as the detail carries it (the generated `GuestEventView`). */
+export interface GuestEvent {
+  kind: string;
+  at: string;
+  detail: string | null;
+  uri: string;
+}
+
+/** A phase change (the generated `PhaseChangeView`), or a timeline entry with its contract. */
+export interface PhaseChange {
+  phase: string;
+  at: string;
+  message: string | null;
+  contract?: string;
+}
+
+/** One row of the bids table. */
+export interface BidRow {
+  key: string;
+  who: string;
+  did: string;
+  cost: string;
+  received: string;
+  won: boolean;
+}
+
+/** One row of a history or of the timeline. */
+export interface ChangeRow {
+  key: string;
+  contract: string | undefined;
+  phase: string;
+  tone: PhaseTone;
+  relative: string;
+  absolute: string;
+  at: string;
+  message: string | null;
+}
+
+/** A cost for people: `0.25`, `free` for zero, `no price` when the bid names none. */
+export function costLabel(cost: string | null): string {
+  if (cost === null) return "no price";
+  return Number(cost) === 0 ? "free" : cost;
+}
+
+/** Who someone is: the verified handle as `@handle`, else the DID itself. */
+export function whoLabel(did: string, handle: string | null): string {
+  return handle ? `@${handle}` : did;
+}
+
+/** The bids in the order they arrived, the winner marked. */
+export function bidRows(bids: readonly Bid[]): BidRow[] {
+  return [...bids]
+    .sort((a, b) => Date.parse(a.receivedAt) - Date.parse(b.receivedAt))
+    .map((bid) => ({
+      key: bid.uri,
+      who: whoLabel(bid.bidder, bid.bidderHandle),
+      did: bid.bidder,
+      cost: costLabel(bid.cost),
+      received: absoluteTime(bid.receivedAt),
+      won: bid.won,
+    }));
+}
+
+/** A guest event in words: `vm.onNetwork` → `on the network at 10.0.0.7`. */
+export function guestEventLabel(event: GuestEvent): string {
+  const what =
+    event.kind === "vm.started" ? "guest started" : event.kind === "vm.onNetwork" ? "on the network" : event.kind;
+  return event.detail ? `${what} at ${event.detail}` : what;
+}
+
+/** `2027-01-15 08:00:05 UTC` from an RFC 3339 time (the text itself when it is not one). */
+export function absoluteTime(at: string): string {
+  const ms = Date.parse(at);
+  if (Number.isNaN(ms)) return at;
+  return `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** `just now`, `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago` (or `in …` for a future time). */
+export function relativeTime(at: string, nowMs: number): string {
+  const ms = Date.parse(at);
+  if (Number.isNaN(ms)) return "";
+  const seconds = Math.round((nowMs - ms) / 1000);
+  const span = Math.abs(seconds);
+  if (span < 2) return "just now";
+  const amount =
+    span < 60
+      ? `${span} s`
+      : span < 3600
+        ? `${Math.floor(span / 60)} min`
+        : span < 86400
+          ? `${Math.floor(span / 3600)} h`
+          : `${Math.floor(span / 86400)} d`;
+  return seconds >= 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+/** Phase changes newest first (equal times keep their given order), with their phase in words
+ * and both times. */
+export function changeRows(changes: readonly PhaseChange[], nowMs: number): ChangeRow[] {
+  return [...changes]
+    .map((change, index) => ({ change, index }))
+    .sort((a, b) => Date.parse(b.change.at) - Date.parse(a.change.at) || a.index - b.index)
+    .map(({ change, index }) => ({
+      key: `${change.contract ?? ""}/${index}`,
+      contract: change.contract,
+      phase: phaseLabel(change.phase),
+      tone: phaseTone(change.phase),
+      relative: relativeTime(change.at, nowMs),
+      absolute: absoluteTime(change.at),
+      at: change.at,
+      message: change.message,
+    }));
+}
+
+/** A contract's history (oldest first, as carried) as rows, newest first. */
+export function historyRows(history: readonly PhaseChange[], nowMs: number): ChangeRow[] {
+  return changeRows([...history].reverse(), nowMs);
+}

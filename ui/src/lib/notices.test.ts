@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import type { DeploymentRow } from "../ipc";
+import { noticesFor, seenFrom } from "./notices";
+
+function row(name: string, contracts: Record<string, number>): DeploymentRow {
+  return {
+    kind: "Infra",
+    name,
+    description: null,
+    phase: "deployed",
+    waiting: false,
+    contracts: Object.entries(contracts).map(([phase, count]) => ({ phase, count })),
+    sync: "inSync",
+    syncMessage: null,
+    writtenHere: true,
+    writer: null,
+    expiresAt: null,
+    endedAt: null,
+    recordUri: null,
+  } as DeploymentRow;
+}
+
+describe("notices of contracts that fail or are released", () => {
+  it("tells of a contract failing and of one released on a known deployment", () => {
+    const seen = seenFrom([row("web", { deployed: 2 })]);
+    const failed = noticesFor(seen, { kind: "Infra", name: "web", row: row("web", { deployed: 1, failed: 1 }) }, 1);
+    expect(failed.map((notice) => [notice.tone, notice.title, notice.body])).toEqual([
+      ["bad", "A contract failed", "web (Infra)"],
+    ]);
+    const released = noticesFor(seen, { kind: "Infra", name: "web", row: row("web", { failed: 1, released: 1 }) }, 2);
+    expect(released.map((notice) => notice.title)).toEqual(["A contract was released"]);
+  });
+
+  it("says nothing on first sight, on other phases, on a deployment leaving, or when nothing grew", () => {
+    const seen = seenFrom([]);
+    expect(noticesFor(seen, { kind: "Infra", name: "new", row: row("new", { released: 3 }) })).toEqual([]);
+    expect(noticesFor(seen, { kind: "Infra", name: "new", row: row("new", { released: 3, deployed: 1 }) })).toEqual([]);
+    expect(noticesFor(seen, { kind: "Infra", name: "new", row: null })).toEqual([]);
+    expect(seen.has("Infra/new")).toBe(false);
+  });
+
+  it("counts several contracts released at once in one notice", () => {
+    const seen = seenFrom([row("batch", { deployed: 3 })]);
+    const notices = noticesFor(seen, { kind: "Infra", name: "batch", row: row("batch", { released: 3 }) });
+    expect(notices.map((notice) => notice.title)).toEqual(["3 contracts were released"]);
+  });
+});

@@ -1,0 +1,62 @@
+// Notices: what the owner is told without looking, when a contract of a deployment fails or is
+// released. They are worked out from the list's rows as they change (contracts counted by
+// phase): a count of `failed` or `released` that grows on a deployment already known is a
+// notice; the first sight of a deployment (the list loading, another device's deployment
+// arriving) is not.
+
+import type { DeploymentChange, DeploymentRow } from "../ipc";
+
+/** One notice. */
+export interface Notice {
+  id: string;
+  tone: "bad" | "steady";
+  title: string;
+  body: string;
+  kind: string;
+  name: string;
+}
+
+/** The rows last seen, by `kind/name`. */
+export type Seen = Map<string, DeploymentRow>;
+
+const NOTIFIED: Record<string, { tone: Notice["tone"]; one: string; many: (n: number) => string }> = {
+  failed: { tone: "bad", one: "A contract failed", many: (n) => `${n} contracts failed` },
+  released: { tone: "steady", one: "A contract was released", many: (n) => `${n} contracts were released` },
+};
+
+function key(kind: string, name: string): string {
+  return `${kind}/${name}`;
+}
+
+function count(row: DeploymentRow | undefined, phase: string): number {
+  return row?.contracts.find((entry) => entry.phase === phase)?.count ?? 0;
+}
+
+/** The rows of a fresh list, as the baseline later changes are compared with. */
+export function seenFrom(rows: DeploymentRow[]): Seen {
+  return new Map(rows.map((row) => [key(row.kind, row.name), row]));
+}
+
+/** The notices `change` brings, given what was `seen`; `seen` is updated to the change. */
+export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()): Notice[] {
+  const id = key(change.kind, change.name);
+  const before = seen.get(id);
+  if (change.row) seen.set(id, change.row);
+  else seen.delete(id);
+  if (!before || !change.row) return [];
+  const after = change.row;
+  return Object.entries(NOTIFIED).flatMap(([phase, words]) => {
+    const grown = count(after, phase) - count(before, phase);
+    if (grown <= 0) return [];
+    return [
+      {
+        id: `${id}/${phase}/${at}`,
+        tone: words.tone,
+        title: grown === 1 ? words.one : words.many(grown),
+        body: `${after.name} (${after.kind})`,
+        kind: after.kind,
+        name: after.name,
+      },
+    ];
+  });
+}

@@ -1,0 +1,58 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { tickWhileVisible, type Visibility } from "./ticker";
+
+function fakeVisibility(hidden: boolean): Visibility & { set(hidden: boolean): void; listeners: number } {
+  let current = hidden;
+  const listeners = new Set<() => void>();
+  return {
+    hidden: () => current,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    set(next) {
+      current = next;
+      listeners.forEach((listener) => listener());
+    },
+    get listeners() {
+      return listeners.size;
+    },
+  };
+}
+
+describe("a clock that rests while the window is hidden", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("ticks every second while visible, not at all while hidden, and at once when shown", () => {
+    const visibility = fakeVisibility(false);
+    const tick = vi.fn();
+    const stop = tickWhileVisible(1000, tick, visibility);
+    vi.advanceTimersByTime(3000);
+    expect(tick).toHaveBeenCalledTimes(3);
+
+    visibility.set(true);
+    vi.advanceTimersByTime(60_000);
+    expect(tick).toHaveBeenCalledTimes(3);
+    expect(vi.getTimerCount()).toBe(0);
+
+    visibility.set(false);
+    expect(tick).toHaveBeenCalledTimes(4);
+    vi.advanceTimersByTime(1000);
+    expect(tick).toHaveBeenCalledTimes(5);
+
+    stop();
+    vi.advanceTimersByTime(5000);
+    expect(tick).toHaveBeenCalledTimes(5);
+    expect(visibility.listeners).toBe(0);
+  });
+
+  it("starts resting when the window is hidden from the start", () => {
+    const visibility = fakeVisibility(true);
+    const tick = vi.fn();
+    tickWhileVisible(1000, tick, visibility);
+    vi.advanceTimersByTime(10_000);
+    expect(tick).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

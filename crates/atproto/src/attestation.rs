@@ -192,6 +192,20 @@ pub fn verify_inline_signatures(record: &Value, repository: &str) -> Vec<Signatu
         .collect()
 }
 
+/// The keys of `record`'s inline signatures when it carries some and every one verifies as a
+/// record of `repository`'s repo; `None` otherwise.
+pub fn verified_keys(record: &Value, repository: &str) -> Option<Vec<String>> {
+    let checks = verify_inline_signatures(record, repository);
+    let verified = !checks.is_empty() && checks.iter().all(|check| check.result.is_ok());
+    verified.then(|| checks.into_iter().map(|check| check.key).collect())
+}
+
+/// Whether `record` carries inline signatures and every one verifies as a record of
+/// `repository`'s repo.
+pub fn is_signed_in(record: &Value, repository: &str) -> bool {
+    verified_keys(record, repository).is_some()
+}
+
 /// Whether `record` carries an inline signature by `did_key` that verifies in `repository`.
 pub fn is_signed_by(record: &Value, repository: &str, did_key: &str) -> bool {
     verify_inline_signatures(record, repository)

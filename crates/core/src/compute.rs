@@ -6,7 +6,8 @@
 //! waiting phase and [`ComputeContractStatus::waiting_for`] says for what; only `Failed` is a
 //! failure. The phase history's last entry is the phase now once the controller has looked at
 //! the contract ([`ComputeContractStatus::record_phase`]); history and guest events are capped,
-//! the oldest dropped, and a guest event is kept once however often it is seen. A contract holds a guest from the moment it has a receipt until it is `Released`
+//! the oldest dropped, and a guest event is kept once however often it is seen. A contract
+//! holds a guest from the moment it has a receipt until it is `Released`
 //! ([`ComputeContractStatus::holds_guest`]): such a contract must never be lost or dropped.
 
 use std::fmt;

@@ -8,11 +8,12 @@
 //! payload when the payload can be read at the cid the event names, else the time it was seen.
 
 use serde_json::Value;
-use swdesk_atproto::attestation::verify_inline_signatures;
+use swdesk_atproto::attestation::is_signed_in;
 use swdesk_core::auction::flow::Held;
 use swdesk_core::compute::{GuestEvent, StrongRef};
 use swdesk_core::repo::StoredRecord;
 use swdesk_core::timestamp::Timestamp;
+use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::on_network;
 
 /// The NSID prefix cut from an event's kind.
@@ -28,9 +29,11 @@ pub struct Reported {
 }
 
 impl Reported {
-    /// The payload's collection (NSID).
-    pub fn payload_nsid(&self) -> &str {
-        collection_of(&self.payload.uri).unwrap_or_default()
+    /// The payload's collection (NSID); empty when its uri is not a record's.
+    pub fn payload_nsid(&self) -> String {
+        RecordUri::parse(&self.payload.uri)
+            .map(|uri| uri.collection().to_owned())
+            .unwrap_or_default()
     }
 
     /// Whether it reports the guest on the network.
@@ -46,7 +49,7 @@ impl Reported {
             .and_then(|text| Timestamp::parse_rfc3339(text).ok())
             .unwrap_or(seen_at);
         GuestEvent {
-            kind: nsid.strip_prefix(EVENTS_PREFIX).unwrap_or(nsid).to_owned(),
+            kind: nsid.strip_prefix(EVENTS_PREFIX).unwrap_or(&nsid).to_owned(),
             at,
             detail: payload.and_then(detail),
             uri: self.event.clone(),
@@ -61,7 +64,7 @@ pub fn about_receipt(records: &[StoredRecord], held: &Held) -> Vec<Reported> {
         .iter()
         .filter(|record| {
             record.value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
-                && signed_by(&record.value, &held.bidder)
+                && is_signed_in(&record.value, &held.bidder)
         })
         .filter_map(|record| {
             let payload = &record.value["payload"];
@@ -82,15 +85,6 @@ fn detail(payload: &Value) -> Option<String> {
         .as_str()
         .filter(|address| !address.is_empty())
         .map(str::to_owned)
-}
-
-fn signed_by(value: &Value, author: &str) -> bool {
-    let checks = verify_inline_signatures(value, author);
-    !checks.is_empty() && checks.iter().all(|check| check.result.is_ok())
-}
-
-fn collection_of(uri: &str) -> Option<&str> {
-    uri.strip_prefix("at://")?.split('/').nth(1)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! written only when it is missing or names another key, so a restart never rewrites it.
 
 use serde_json::Value;
-use swdesk_atproto::attestation::verify_inline_signatures;
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Timestamp;
@@ -77,16 +76,17 @@ pub async fn is_published<R: RecordRepo>(
     Ok(found.is_some_and(|record| record.value["key"].as_str() == Some(did_key)))
 }
 
-/// The keys of `record`'s inline signatures that `author`'s repo does not publish.
+/// Those of `keys` (the keys that signed a record of `author`'s) that `author`'s repo does not
+/// publish.
 pub async fn unpublished_keys<R: RecordRepo>(
     repo: &R,
-    record: &Value,
     author: &str,
+    keys: Vec<String>,
 ) -> Result<Vec<String>, KeyError> {
     let mut unpublished = Vec::new();
-    for check in verify_inline_signatures(record, author) {
-        if !is_published(repo, author, &check.key).await? && !unpublished.contains(&check.key) {
-            unpublished.push(check.key);
+    for key in keys {
+        if !unpublished.contains(&key) && !is_published(repo, author, &key).await? {
+            unpublished.push(key);
         }
     }
     Ok(unpublished)
@@ -102,7 +102,7 @@ fn record_key(did_key: &str) -> Result<Rkey, KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
+    use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record, verified_keys};
     use swdesk_core::repo::memory::MemoryRepo;
 
     const OWNER: &str = "did:plc:owner";
@@ -127,6 +127,10 @@ mod tests {
         assert_eq!(page.records[0].uri.rkey().to_string(), key);
     }
 
+    fn signers(record: &Value) -> Vec<String> {
+        verified_keys(record, OWNER).expect("signed")
+    }
+
     #[tokio::test]
     async fn a_signature_by_an_unpublished_key_is_named() {
         let repo = MemoryRepo::new(OWNER);
@@ -138,12 +142,16 @@ mod tests {
         let record = serde_json::json!({"$type": "com.example.record", "text": "hi"});
         let once = sign_record(&record, &published, OWNER, "2026-12-03T10:00:00Z").expect("signs");
         assert_eq!(
-            unpublished_keys(&repo, &once, OWNER).await.expect("reads"),
+            unpublished_keys(&repo, OWNER, signers(&once))
+                .await
+                .expect("reads"),
             Vec::<String>::new()
         );
         let twice = sign_record(&once, &other, OWNER, "2026-12-03T10:00:00Z").expect("signs");
         assert_eq!(
-            unpublished_keys(&repo, &twice, OWNER).await.expect("reads"),
+            unpublished_keys(&repo, OWNER, signers(&twice))
+                .await
+                .expect("reads"),
             vec![other.did_key()]
         );
     }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_atproto::attestation::{AttestationKey, sign_record, verify_inline_signatures};
+use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_keys};
 use swdesk_core::auction::bidders::{FoundOffering, asked_bidders};
 use swdesk_core::auction::bids::{Auction, CountedBid, Decision, ReceivedBid, admit, decide};
 use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
@@ -719,13 +719,13 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     async fn fetch_signed(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
         let record = self.fetch(reference).await?;
         let author = record.uri.authority();
-        if !signed_by_author(&record.value, author) {
+        let Some(signers) = verified_keys(&record.value, author) else {
             return Err(Stop::Fail(format!(
                 "{} carries no verifying inline signature of its author",
                 reference.uri
             )));
-        }
-        let unpublished = keys::unpublished_keys(&*self.repo, &record.value, author)
+        };
+        let unpublished = keys::unpublished_keys(&*self.repo, author, signers)
             .await
             .map_err(|error| Stop::Retry(format!("{}: {error} (will retry)", reference.uri)))?;
         if !unpublished.is_empty() {
@@ -776,11 +776,6 @@ fn checked<E: std::fmt::Display>(mismatches: Vec<E>, what: &str) -> Result<(), S
     )))
 }
 
-fn signed_by_author(value: &Value, author: &str) -> bool {
-    let checks = verify_inline_signatures(value, author);
-    !checks.is_empty() && checks.iter().all(|check| check.result.is_ok())
-}
-
 fn invalid(error: swdesk_core::auction::flow::InvalidTransition) -> MarketError {
     MarketError {
         message: format!("the persisted flow cannot take this step: {error}"),
@@ -811,6 +806,7 @@ mod tests {
 
     use super::*;
     use crate::peers::AcceptAnswer;
+    use swdesk_atproto::attestation::is_signed_in;
     use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
     use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
     use swdesk_core::name::Name;
@@ -986,10 +982,7 @@ mod tests {
         let value = repo
             .value(OWNER, rfp_nsid::NSID, rfp.uri.rsplit('/').next().unwrap())
             .unwrap();
-        assert!(
-            signed_by_author(&value, OWNER),
-            "the RFP carries our signature"
-        );
+        assert!(is_signed_in(&value, OWNER), "the RFP carries our signature");
         assert_eq!(
             repo.calls().puts,
             5,

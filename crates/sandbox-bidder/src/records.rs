@@ -94,23 +94,14 @@ pub async fn check_attested(
     fetched: &Fetched,
     what: &str,
 ) -> Result<(), Refusal> {
-    check_signed(&fetched.value, &fetched.author, what)?;
-    for check in
-        swdesk_atproto::attestation::verify_inline_signatures(&fetched.value, &fetched.author)
-    {
-        let published = get_record(
-            resolver,
-            http,
-            &fetched.author,
-            badge_blue_key::NSID,
-            &check.key,
-        )
-        .await
-        .is_ok_and(|answer| answer["value"]["key"].as_str() == Some(check.key.as_str()));
+    for key in check_signed(&fetched.value, &fetched.author, what)? {
+        let published = get_record(resolver, http, &fetched.author, badge_blue_key::NSID, &key)
+            .await
+            .is_ok_and(|answer| answer["value"]["key"].as_str() == Some(key.as_str()));
         if !published {
             return Err(Refusal::invalid(format!(
-                "the {what} is signed with {}, a key its author {} does not publish",
-                check.key, fetched.author
+                "the {what} is signed with {key}, a key its author {} does not publish",
+                fetched.author
             )));
         }
     }
@@ -132,8 +123,8 @@ pub fn strong_ref(value: &Value, field: &str) -> Result<StrongRef, Refusal> {
 }
 
 /// Whether `value` carries at least one inline signature and every inline signature verifies
-/// as a record of `author`'s repo; otherwise `InvalidRequest` naming the problem.
-pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<(), Refusal> {
+/// as a record of `author`'s repo (their keys); otherwise `InvalidRequest` naming the problem.
+pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<Vec<String>, Refusal> {
     let checks = swdesk_atproto::attestation::verify_inline_signatures(value, author);
     if checks.is_empty() {
         return Err(Refusal::invalid(format!(
@@ -144,7 +135,7 @@ pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<(), Refus
         Some(problem) => Err(Refusal::invalid(format!(
             "the {what}'s signature does not verify: {problem}"
         ))),
-        None => Ok(()),
+        None => Ok(checks.into_iter().map(|check| check.key).collect()),
     }
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { describeStep, filterSteps, KEPT_STEPS, remember, writtenRecord, type Step } from "./activity";
+import {
+  deploymentOfRecord,
+  describeStep,
+  filterSteps,
+  KEPT_STEPS,
+  remember,
+  writtenRecord,
+  type Step,
+} from "./activity";
 
 const failed: Step = {
   at: "2026-12-03T10:00:00.000Z",
@@ -28,6 +36,16 @@ describe("the activity view", () => {
     expect(filterSteps([failed, finished], "unreachable", "all")).toEqual([failed]);
     expect(filterSteps([failed, finished, wrote], "", "writes")).toEqual([wrote]);
     expect(filterSteps([failed, finished, wrote], "infra/web", "all")).toEqual([wrote]);
+  });
+
+  it("finds the deployment a record belongs to by its collection and key", () => {
+    expect(deploymentOfRecord("at://did:plc:owner/computer.socialweb.infra/web")).toEqual({ kind: "Infra", name: "web" });
+    expect(deploymentOfRecord("at://did:plc:owner/computer.socialweb.ephemeralInfra/job")).toEqual({
+      kind: "EphemeralInfra",
+      name: "job",
+    });
+    expect(deploymentOfRecord("at://did:plc:owner/computer.socialweb.infra/self")).toBeUndefined();
+    expect(deploymentOfRecord("at://did:plc:owner/com.publicdomainrelay.temp.market.rfp/3l")).toBeUndefined();
   });
 
   it("says which record a write was, by its at-uri", () => {

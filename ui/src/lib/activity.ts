@@ -57,6 +57,21 @@ export function writtenRecord(step: Step): string | undefined {
   return step.what.type === "wrote" || step.what.type === "deleted" ? step.what.uri : undefined;
 }
 
+const DEPLOYMENT_COLLECTIONS: Record<string, string> = {
+  "computer.socialweb.infra": "Infra",
+  "computer.socialweb.ephemeralInfra": "EphemeralInfra",
+};
+
+/**
+ * The deployment a record at-uri most likely belongs to: its kind by collection, its name by
+ * record key (a successor key names another); the caller checks the row's `recordUri`.
+ */
+export function deploymentOfRecord(uri: string): { kind: string; name: string } | undefined {
+  const [, , collection, rkey] = uri.replace(/^at:\/\//, "at/").split("/");
+  const kind = collection ? DEPLOYMENT_COLLECTIONS[collection] : undefined;
+  return kind && rkey && rkey !== "self" ? { kind, name: rkey } : undefined;
+}
+
 /** Whether the step is a record write (or delete). */
 export function isRecordWrite(step: Step): boolean {
   return writtenRecord(step) !== undefined;

@@ -17,27 +17,8 @@ import {
   waitingFor,
   writeForm,
   type Contract,
-  type Row,
 } from "./deployments";
-
-function row(name: string, overrides: Partial<Row> = {}): Row {
-  return {
-    kind: "Infra",
-    name,
-    description: null,
-    phase: "staged",
-    waiting: false,
-    contracts: [],
-    sync: "inSync",
-    syncMessage: null,
-    writtenHere: true,
-    writer: null,
-    expiresAt: null,
-    endedAt: null,
-    recordUri: null,
-    ...overrides,
-  };
-}
+import { row } from "./fixtures";
 
 function contract(overrides: Partial<Contract> = {}): Contract {
   return {

@@ -1,23 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRow } from "../ipc";
+import { row as fixture } from "./fixtures";
 import { noticesFor, seenFrom } from "./notices";
 
 function row(name: string, contracts: Record<string, number>): DeploymentRow {
-  return {
-    kind: "Infra",
-    name,
-    description: null,
-    phase: "deployed",
-    waiting: false,
-    contracts: Object.entries(contracts).map(([phase, count]) => ({ phase, count })),
-    sync: "inSync",
-    syncMessage: null,
-    writtenHere: true,
-    writer: null,
-    expiresAt: null,
-    endedAt: null,
-    recordUri: null,
-  } as DeploymentRow;
+  const counted = Object.entries(contracts).map(([phase, count]) => ({ phase, count }));
+  return fixture(name, { phase: "deployed", contracts: counted });
 }
 
 describe("notices of contracts that fail or are released", () => {

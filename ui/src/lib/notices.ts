@@ -24,7 +24,8 @@ const NOTIFIED: Record<string, { tone: Notice["tone"]; one: string; many: (n: nu
   released: { tone: "steady", one: "A contract was released", many: (n) => `${n} contracts were released` },
 };
 
-function key(kind: string, name: string): string {
+/** How `Seen` keys a deployment. */
+export function seenKey(kind: string, name: string): string {
   return `${kind}/${name}`;
 }
 
@@ -34,12 +35,12 @@ function count(row: DeploymentRow | undefined, phase: string): number {
 
 /** The rows of a fresh list, as the baseline later changes are compared with. */
 export function seenFrom(rows: DeploymentRow[]): Seen {
-  return new Map(rows.map((row) => [key(row.kind, row.name), row]));
+  return new Map(rows.map((row) => [seenKey(row.kind, row.name), row]));
 }
 
 /** The notices `change` brings, given what was `seen`; `seen` is updated to the change. */
 export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()): Notice[] {
-  const id = key(change.kind, change.name);
+  const id = seenKey(change.kind, change.name);
   const before = seen.get(id);
   if (change.row) seen.set(id, change.row);
   else seen.delete(id);

@@ -164,6 +164,31 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The step's name, as statuses, errors and tests call it (`rfpSent`, `deployed`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Planned => "planned",
+            Step::VmWritten { .. } => "vmWritten",
+            Step::PolicyWritten { .. } => "policyWritten",
+            Step::RfpWritten { .. } => "rfpWritten",
+            Step::RfpSent { .. } => "rfpSent",
+            Step::BidsCollected { .. } => "bidsCollected",
+            Step::WinnerChosen(_) => "winnerChosen",
+            Step::FreeAcceptWritten { .. } => "freeAcceptWritten",
+            Step::GrantReceived { .. } => "grantReceived",
+            Step::AcceptWritten { .. } => "acceptWritten",
+            Step::AcceptSent { .. } => "acceptSent",
+            Step::ReceiptVerified { .. } => "receiptVerified",
+            Step::Deployed { .. } => "deployed",
+            Step::Releasing { .. } => "releasing",
+            Step::Released { .. } => "released",
+            Step::Rejected { .. } => "rejected",
+            Step::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// The role of a record the flow writes: part of its record key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordRole {
@@ -305,7 +330,7 @@ impl Flow {
         match outcome {
             Outcome::ReleaseRequested(at) => Ok(self.release(at)),
             Outcome::Failed(reason) if self.is_finished() => Err(InvalidTransition {
-                step: step_name(&self.step),
+                step: self.step.name(),
                 outcome: format!("Failed({reason:?})"),
             }),
             Outcome::Failed(reason) => {
@@ -489,7 +514,7 @@ fn advance(step: Step, outcome: Outcome) -> Result<Step, InvalidTransition> {
         },
         (step, outcome) => {
             return Err(InvalidTransition {
-                step: step_name(&step),
+                step: step.name(),
                 outcome: format!("{outcome:?}"),
             });
         }
@@ -519,28 +544,6 @@ fn chosen(
             step: "bidsCollected",
             outcome: format!("{decision:?}"),
         }),
-    }
-}
-
-fn step_name(step: &Step) -> &'static str {
-    match step {
-        Step::Planned => "planned",
-        Step::VmWritten { .. } => "vmWritten",
-        Step::PolicyWritten { .. } => "policyWritten",
-        Step::RfpWritten { .. } => "rfpWritten",
-        Step::RfpSent { .. } => "rfpSent",
-        Step::BidsCollected { .. } => "bidsCollected",
-        Step::WinnerChosen(_) => "winnerChosen",
-        Step::FreeAcceptWritten { .. } => "freeAcceptWritten",
-        Step::GrantReceived { .. } => "grantReceived",
-        Step::AcceptWritten { .. } => "acceptWritten",
-        Step::AcceptSent { .. } => "acceptSent",
-        Step::ReceiptVerified { .. } => "receiptVerified",
-        Step::Deployed { .. } => "deployed",
-        Step::Releasing { .. } => "releasing",
-        Step::Released { .. } => "released",
-        Step::Rejected { .. } => "rejected",
-        Step::Failed { .. } => "failed",
     }
 }
 
@@ -662,7 +665,7 @@ mod tests {
     }
 
     fn names(flows: &[Flow]) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = flows.iter().map(|f| step_name(&f.step)).collect();
+        let mut names: Vec<&'static str> = flows.iter().map(|f| f.step.name()).collect();
         names.dedup();
         names
     }

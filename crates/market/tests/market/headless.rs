@@ -80,25 +80,10 @@ pub fn step_label(status: &ComputeContractStatus) -> &'static str {
         return "none";
     };
     match &flow.step {
-        Step::Planned => "planned",
-        Step::VmWritten { .. } => "vmWritten",
-        Step::PolicyWritten { .. } => "policyWritten",
-        Step::RfpWritten { .. } => "rfpWritten",
-        Step::RfpSent { .. } => "rfpSent",
-        Step::BidsCollected { .. } => "bidsCollected",
-        Step::WinnerChosen(_) => "winnerChosen",
-        Step::FreeAcceptWritten { .. } => "freeAcceptWritten",
-        Step::GrantReceived { .. } => "grantReceived",
-        Step::AcceptWritten { .. } => "acceptWritten",
-        Step::AcceptSent { .. } => "acceptSent",
-        Step::ReceiptVerified { .. } => "receiptVerified",
-        Step::Deployed { .. } => "deployed",
         Step::Releasing { delete: None, .. } => "releasing",
         Step::Releasing { event: None, .. } => "releasing:deleteWritten",
         Step::Releasing { .. } => "releasing:eventWritten",
-        Step::Released { .. } => "released",
-        Step::Rejected { .. } => "rejected",
-        Step::Failed { .. } => "failed",
+        step => step.name(),
     }
 }
 

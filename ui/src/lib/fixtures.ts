@@ -1,0 +1,23 @@
+// Test fixtures shared by the view-logic tests (imported by *.test.ts only, never by the app).
+
+import type { Row } from "./deployments";
+
+/** A deployment row named `name`: an Infra written here, staged, in sync, with `overrides`. */
+export function row(name: string, overrides: Partial<Row> = {}): Row {
+  return {
+    kind: "Infra",
+    name,
+    description: null,
+    phase: "staged",
+    waiting: false,
+    contracts: [],
+    sync: "inSync",
+    syncMessage: null,
+    writtenHere: true,
+    writer: null,
+    expiresAt: null,
+    endedAt: null,
+    recordUri: null,
+    ...overrides,
+  };
+}

@@ -38,6 +38,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
         ])
         .events(collect_events![
             deployments::DeploymentChanged,
+            deployments::DeploymentsStale,
             deployments::ControllerActivity,
             deployments::ControllerRunning,
             clusters::ClustersChanged,

@@ -22,6 +22,10 @@ use crate::commands::{CommandError, ProblemDto};
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct DeploymentChanged(pub DeploymentChange);
 
+/// Deployment changes were lost on the way to the window: it lists every deployment again.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct DeploymentsStale;
+
 /// A step of the controller, for the Activity view.
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct ControllerActivity(pub ActivityEvent);
@@ -189,9 +193,13 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::Activity(step)) => ControllerActivity(step).emit(&app),
                 Ok(LiveEvent::ControllerRunning(running)) => ControllerRunning(running).emit(&app),
                 Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),
+                Ok(LiveEvent::DeploymentsStale) => DeploymentsStale.emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, "the window fell behind the live events");
-                    Ok(())
+                    tracing::debug!(
+                        missed,
+                        "the window fell behind the live events; it lists again"
+                    );
+                    DeploymentsStale.emit(&app)
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             };

@@ -30,6 +30,8 @@ pub fn run(process_start: Instant) {
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()
         .manage(startup::Startup::new(process_start))
+        // Desktop notifications (a contract failed or was released while the window was away).
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(invoke_handler)
         .setup(move |app| {
             let log_dir = app.path().app_log_dir()?;

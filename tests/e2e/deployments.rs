@@ -1,12 +1,14 @@
 //! Deployments from the window, against the sandbox's real PDS: a declaration with problems is
 //! refused naming each; a valid one is created, published (the record checked on the PDS), its
 //! contract requested (shown waiting, with what for) and released with one click (shown
-//! releasing at once, then released, and the record says so).
+//! releasing at once, then released, and the record says so); the release is told in the
+//! window and, the owner not looking at the window, on the desktop.
 
 use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_devnet::SandboxPds;
+use swdesk_tests::desktop::{DesktopNotifications, OtherApp};
 use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 
 /// Publishing, pulling and the controller's reaction take seconds, a status-only write of the
@@ -24,6 +26,12 @@ async fn record(pds: &SandboxPds, did: &str, rkey: &str) -> anyhow::Result<Optio
     }
     Ok(Some(response.json::<Value>().await?["value"].clone()))
 }
+
+/// Whether the window has the focus and is shown (the owner looking at it), as the page sees it.
+const LOOKING: &str = r#"
+const done = arguments[arguments.length - 1];
+done({ focused: document.hasFocus(), hidden: document.hidden });
+"#;
 
 /// Waits until the record at `rkey` satisfies `check`.
 async fn record_where(
@@ -50,6 +58,7 @@ async fn record_where(
 async fn a_deployment_is_declared_published_requested_and_released_with_one_click()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
+    let desktop = DesktopNotifications::serve().await?;
     let account = pds.create_account("e2edep").await?;
     let env = sandbox_env(&pds, &account)?;
     let mut window = AppWindow::open_with_env("deployments", &borrowed(&env)).await?;
@@ -132,6 +141,8 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     window
         .click("[data-testid='confirm'] [data-action='confirm']")
         .await?;
+    // The owner switches to another app while the release goes through.
+    let other_app = OtherApp::focus()?;
     window
         .wait_for_text(
             "[data-contract='api'] [data-testid='contract-phase']",
@@ -160,6 +171,18 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
         )
         .await?;
     window.screenshot("released").await?;
+    let looking = window
+        .run_script(LOOKING, vec![], Duration::from_secs(5))
+        .await?;
+    assert_eq!(
+        looking["focused"], false,
+        "another app has the focus: {looking}"
+    );
+    let shown = desktop
+        .wait_for("web (Infra)", Duration::from_secs(10))
+        .await?;
+    assert_eq!(shown.summary, "A contract was released", "{shown:?}");
+    drop(other_app);
     window.close().await
 }
 

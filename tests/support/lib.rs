@@ -9,6 +9,8 @@
 //! `SWDESK_E2E_OUTPUT` and `SWDESK_SANDBOX_PDS`. Run any other way, a test fails at once and
 //! says what is missing.
 
+pub mod desktop;
+
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,6 +7,7 @@
 //! reconciles finish within a grace period; the store outlives the controller (objects stay
 //! when the owner signs out, and the controller picks them up at the next sign-in).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
+use swdesk_core::infra::DeploymentKind;
 use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
@@ -28,7 +30,7 @@ use swdesk_core::repo::RecordRepo;
 use swdesk_core::repo::journal::Journaled;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::{OfferingSource, RequesterMarket};
-use swdesk_store::{Resource, Store, StoreError};
+use swdesk_store::{Event as StoreEvent, Resource, Store, StoreError};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
 use crate::deployments::{self, DeploymentChange};
@@ -98,6 +100,9 @@ pub enum LiveEvent {
     ControllerRunning(bool),
     /// The owner's clusters changed (or the connection to the gateway did).
     Clusters(crate::clusters::ClustersView),
+    /// Deployment changes were lost on the way (a receiver fell behind the store): whoever
+    /// shows deployments must list them again.
+    DeploymentsStale,
 }
 
 impl AccountController {
@@ -282,30 +287,63 @@ impl AccountController {
     }
 }
 
-/// Turns every committed change of a deployment into its row, for the window.
+/// Turns every committed change of a deployment into its row, for the window. Changes that
+/// arrive together are read together, once per deployment; when the store's events were lost
+/// (this task fell behind), the window is told to list again instead.
 async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Sender<LiveEvent>) {
     let mut watch = store.watch();
-    loop {
-        let event = match watch.recv().await {
-            Ok(event) => event,
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "the window's change stream fell behind the store");
-                continue;
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        };
-        let Some(kind) = deployments::deployment_kind(event.kind) else {
+    while let Some(batch) = ChangedDeployments::next(&mut watch).await {
+        if batch.lost {
+            tracing::debug!("the window's change stream fell behind the store; it lists again");
+            let _no_window = sender.send(LiveEvent::DeploymentsStale);
             continue;
-        };
+        }
         let reader = Arc::clone(&store);
         let read =
-            tokio::task::spawn_blocking(move || deployments::change(&reader, kind, &event.name));
+            tokio::task::spawn_blocking(move || deployments::changes(&reader, &batch.changed));
         match read.await {
-            Ok(Ok(change)) => {
-                let _no_window = sender.send(LiveEvent::Deployment(change));
+            Ok(Ok(changes)) => {
+                for change in changes {
+                    let _no_window = sender.send(LiveEvent::Deployment(change));
+                }
             }
             Ok(Err(error)) => tracing::warn!(%error, "a changed deployment could not be read"),
             Err(error) => tracing::warn!(%error, "reading a changed deployment stopped"),
+        }
+    }
+}
+
+/// The deployments changed in one burst of store events.
+#[derive(Debug, Default)]
+struct ChangedDeployments {
+    changed: BTreeSet<(DeploymentKind, Name)>,
+    /// Events were lost: the changed set is incomplete.
+    lost: bool,
+}
+
+impl ChangedDeployments {
+    /// Waits for the next event, then takes every event already waiting; `None` once the store
+    /// is gone.
+    async fn next(watch: &mut tokio::sync::broadcast::Receiver<StoreEvent>) -> Option<Self> {
+        use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+        let mut batch = Self::default();
+        match watch.recv().await {
+            Ok(event) => batch.add(&event),
+            Err(RecvError::Lagged(_)) => batch.lost = true,
+            Err(RecvError::Closed) => return None,
+        }
+        loop {
+            match watch.try_recv() {
+                Ok(event) => batch.add(&event),
+                Err(TryRecvError::Lagged(_)) => batch.lost = true,
+                Err(TryRecvError::Empty | TryRecvError::Closed) => return Some(batch),
+            }
+        }
+    }
+
+    fn add(&mut self, event: &StoreEvent) {
+        if let Some(kind) = deployments::deployment_kind(event.kind) {
+            self.changed.insert((kind, event.name.clone()));
         }
     }
 }
@@ -404,5 +442,64 @@ mod tests {
             web,
             Path::new("/data/accounts/did_web_example.com_3A8080/objects.sqlite")
         );
+    }
+
+    fn event(kind: Kind, name: &str) -> StoreEvent {
+        StoreEvent {
+            kind,
+            name: Name::parse(name).expect("a valid name"),
+            uid: swdesk_core::object::Uid::parse("0f8e3c1a-5b2d-4c7e-9a10-2b3c4d5e6f70")
+                .expect("a valid uid"),
+            resource_version: 1,
+            change: swdesk_store::Change::Modified,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_store_events_comes_to_one_read_per_deployment() {
+        let (sender, mut watch) = tokio::sync::broadcast::channel(16);
+        for (kind, name) in [
+            (Kind::Infra, "web"),
+            (Kind::Infra, "web"),
+            (Kind::ComputeContract, "web-vm"),
+            (Kind::EphemeralInfra, "web"),
+            (Kind::Infra, "api"),
+        ] {
+            sender.send(event(kind, name)).expect("a receiver");
+        }
+        let batch = ChangedDeployments::next(&mut watch).await.expect("a batch");
+        let named: Vec<(DeploymentKind, &str)> = batch
+            .changed
+            .iter()
+            .map(|(kind, name)| (*kind, name.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (DeploymentKind::Infra, "api"),
+                (DeploymentKind::Infra, "web"),
+                (DeploymentKind::EphemeralInfra, "web"),
+            ]
+        );
+        assert!(!batch.lost);
+        sender.send(event(Kind::Infra, "next")).expect("a receiver");
+        let next = ChangedDeployments::next(&mut watch).await.expect("a batch");
+        assert_eq!(
+            next.changed.len(),
+            1,
+            "the first batch took only what was waiting"
+        );
+    }
+
+    #[tokio::test]
+    async fn events_lost_behind_the_store_are_told_and_the_stream_ends_with_the_store() {
+        let (sender, mut watch) = tokio::sync::broadcast::channel(2);
+        for name in ["a", "b", "c", "d"] {
+            sender.send(event(Kind::Infra, name)).expect("a receiver");
+        }
+        let batch = ChangedDeployments::next(&mut watch).await.expect("a batch");
+        assert!(batch.lost, "two of four events were lost");
+        drop(sender);
+        assert!(ChangedDeployments::next(&mut watch).await.is_none());
     }
 }

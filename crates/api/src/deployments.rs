@@ -650,13 +650,35 @@ pub fn change(
     name: &Name,
 ) -> Result<DeploymentChange, StoreError> {
     let writers = writers(store)?;
+    change_with(store, &writers, kind, name)
+}
+
+/// The changes of several deployments as the list shows them, reading the writers once (a
+/// burst of store writes comes to one read per deployment).
+pub fn changes<'a>(
+    store: &Store,
+    changed: impl IntoIterator<Item = &'a (DeploymentKind, Name)>,
+) -> Result<Vec<DeploymentChange>, StoreError> {
+    let writers = writers(store)?;
+    changed
+        .into_iter()
+        .map(|(kind, name)| change_with(store, &writers, *kind, name))
+        .collect()
+}
+
+fn change_with(
+    store: &Store,
+    writers: &BTreeMap<String, String>,
+    kind: DeploymentKind,
+    name: &Name,
+) -> Result<DeploymentChange, StoreError> {
     let row = match kind {
         DeploymentKind::Infra => store
             .get::<InfraSpec>(name)?
-            .map(|object| row(&object, &writers)),
+            .map(|object| row(&object, writers)),
         DeploymentKind::EphemeralInfra => store
             .get::<EphemeralInfraSpec>(name)?
-            .map(|object| row(&object, &writers)),
+            .map(|object| row(&object, writers)),
     };
     Ok(DeploymentChange {
         kind: format!("{:?}", kind.kind()),

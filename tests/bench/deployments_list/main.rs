@@ -5,12 +5,15 @@
 //! One owner signs in; the list is measured with one deployment (the baseline), then the same
 //! window is seeded through its own `declare_deployment` command up to `--deployments` (5,000),
 //! the embedded controller publishes every record to the PDS, and once every row is in sync the
-//! list is measured again. Two figures each time: a store change to the row on screen (a
-//! re-declaration of a visible row with a new description, from just before the command to the
-//! frame after the DOM shows it), and the time between frames while the list scrolls by a fixed
-//! step every animation frame. Both are printed side by side with the targets (a change on
-//! screen within 100 ms; scrolling at 60 fps), with whether the controller was idle, and what
-//! the repo holds (records, and the index's live entries).
+//! list is measured again. Each time: a store change to the row on screen (a re-declaration of
+//! a visible row with a new description, from just before the command to the second frame after
+//! the DOM shows it, when the frame that paints it is done); the time between frames while the
+//! list scrolls by a fixed step every animation frame; and the list's own work in each of those
+//! frames (the scroll event to the rows re-rendered and laid out). Beside them, the webview
+//! alone: a plain box of as many rows scrolled the same way, so a machine whose webview cannot
+//! paint at 60 fps (Xvfb, no GPU) is told apart from a slow list. Everything is printed side by
+//! side with the targets (a change on screen within 100 ms; scrolling at 60 fps), with whether
+//! the controller was idle, and what the repo holds (records, and the index's live entries).
 
 mod figures;
 mod repo;
@@ -32,6 +35,8 @@ const CHANGE_TARGET_MS: f64 = 100.0;
 const FRAME_MS: f64 = 1000.0 / 60.0;
 /// A frame this long means at least one frame was missed.
 const MISSED_FRAME_MS: f64 = FRAME_MS * 1.5;
+/// The list's row height in pixels (`ROW_HEIGHT` in `ui/src/sections/Deployments.svelte`).
+const ROW_HEIGHT: u32 = 52;
 /// The row every change is made to: the first one, in view at the top of the list.
 const CHANGED_ROW: &str = "bench-00000";
 /// The pause between changes, so each one's publish has settled before the next.
@@ -102,6 +107,8 @@ struct Measured {
     rows: usize,
     changes: Vec<ChangeSample>,
     scroll: ScrollRun,
+    /// A plain box of as many rows, scrolled the same way: the webview alone.
+    plain: ScrollRun,
     idle_steps: u64,
 }
 
@@ -231,10 +238,19 @@ async fn measure(window: &AppWindow, settings: &Settings, rows: usize) -> anyhow
         tokio::time::sleep(BETWEEN_CHANGES).await;
     }
     let scroll = window::scroll(window, settings.scroll_step, settings.scroll).await?;
+    let plain = window::scroll_plain(
+        window,
+        rows,
+        ROW_HEIGHT,
+        settings.scroll_step,
+        settings.scroll,
+    )
+    .await?;
     Ok(Measured {
         rows,
         changes,
         scroll,
+        plain,
         idle_steps,
     })
 }
@@ -260,7 +276,7 @@ fn print_report(settings: &Settings, baseline: &Measured, full: &Measured, seedi
         |m: &Measured| Figures::of(&m.changes.iter().map(|c| c.frame).collect::<Vec<_>>());
     let answers =
         |m: &Measured| Figures::of(&m.changes.iter().map(|c| c.answered).collect::<Vec<_>>());
-    let frames = |m: &Measured| Figures::of(&m.scroll.deltas);
+    let frames = |m: &Measured| frames_of(&m.scroll);
     println!();
     println!(
         "deployments list, {} app, the same window in one run ({} changes, {} s of scrolling by {} px a frame)",
@@ -306,12 +322,37 @@ fn print_report(settings: &Settings, baseline: &Measured, full: &Measured, seedi
     );
     line("frames measured", &|m| m.scroll.deltas.len() as f64, "");
     line(
+        "list's work per scroll frame, median (ms)",
+        &|m| Figures::of(&m.scroll.work).median,
+        "",
+    );
+    line(
+        "list's work per scroll frame, p95 (ms)",
+        &|m| Figures::of(&m.scroll.work).p95,
+        "≤ 8 (half a frame)",
+    );
+    line(
         "rows in the DOM while scrolling",
         &|m| m.scroll.rendered as f64,
         "",
     );
     line("scrolled (px)", &|m| m.scroll.scrolled, "");
     line("scrollable (px)", &|m| m.scroll.scrollable, "");
+    line(
+        "webview alone: frame time, median (ms)",
+        &|m| frames_of(&m.plain).median,
+        "",
+    );
+    line(
+        "webview alone: frame time, p95 (ms)",
+        &|m| frames_of(&m.plain).p95,
+        "",
+    );
+    line(
+        "webview alone: work per frame, p95 (ms)",
+        &|m| Figures::of(&m.plain.work).p95,
+        "",
+    );
     line(
         "controller steps in 5 s before",
         &|m| m.idle_steps as f64,
@@ -347,16 +388,30 @@ fn print_seeding(full: &Measured, seeding: &Seeding) {
     );
 }
 
+fn frames_of(run: &ScrollRun) -> Figures {
+    Figures::of(&run.deltas)
+}
+
 #[allow(clippy::print_stdout)]
 fn print_verdict(changes: &Figures, full: &Measured) {
-    let frames = Figures::of(&full.scroll.deltas);
-    let missed = percent_over(&full.scroll.deltas, MISSED_FRAME_MS);
+    let at_60 = |run: &ScrollRun| {
+        frames_of(run).median <= 17.0 && percent_over(&run.deltas, MISSED_FRAME_MS) < 5.0
+    };
+    let list_within_budget = Figures::of(&full.scroll.work).p95 <= FRAME_MS / 2.0;
     println!(
-        "with {} rows: change on screen within {CHANGE_TARGET_MS:.0} ms at p95: {}; 60 fps (median frame ≤ 17 ms, under 5% missed): {}",
+        "with {} rows: change on screen within {CHANGE_TARGET_MS:.0} ms at p95: {}; 60 fps (median frame ≤ 17 ms, under 5% missed): {}; the list's work within half a frame at p95: {}",
         full.rows,
         yes_no(changes.p95 <= CHANGE_TARGET_MS),
-        yes_no(frames.median <= 17.0 && missed < 5.0)
+        yes_no(at_60(&full.scroll)),
+        yes_no(list_within_budget),
     );
+    if !at_60(&full.plain) && list_within_budget {
+        println!(
+            "the webview alone does not reach 60 fps here either (a plain box of {} rows: median frame {:.0} ms): on this machine the frame rate is the webview's painting, not the list",
+            full.rows,
+            frames_of(&full.plain).median
+        );
+    }
 }
 
 fn yes_no(holds: bool) -> &'static str {

@@ -69,7 +69,9 @@ window.__TAURI_INTERNALS__.invoke("deployments").then(
 
 /// Re-declares `name` with `description` (one store write that changes the row's visible
 /// text) and times, from just before the command, the DOM mutation that shows the text, the
-/// next animation frame after it (when it is painted), and the command's answer.
+/// second animation frame after it (the first starts the frame that paints the text; the second
+/// starts only once that frame is done, so it is when the change is on screen), and the
+/// command's answer.
 const CHANGE: &str = r#"
 const [name, description, done] = arguments;
 const list = document.querySelector("[data-testid='deployment-list']");
@@ -87,10 +89,12 @@ const finish = (error) => {
 const observer = new MutationObserver(() => {
   if (sample.mutation !== null || !row()?.textContent.includes(description)) return;
   sample.mutation = performance.now() - started;
-  requestAnimationFrame(() => {
-    sample.frame = performance.now() - started;
-    finish();
-  });
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      sample.frame = performance.now() - started;
+      finish();
+    }),
+  );
 });
 observer.observe(list, { subtree: true, childList: true, characterData: true, attributes: true });
 const giveUp = setTimeout(() => finish("the row did not show the change within 10 s"), 10000);
@@ -104,27 +108,72 @@ window.__TAURI_INTERNALS__.invoke("declare_deployment", { declaration }).then(
 );
 "#;
 
-/// Scrolls the list by `step` pixels every animation frame for `ms` milliseconds (from the
-/// top, back to the top at the end) and answers the time between frames and the rows rendered.
-const SCROLL: &str = r#"
-const [step, ms, done] = arguments;
-const list = document.querySelector("[data-testid='deployment-list']");
-const rowsNow = () => list.querySelectorAll("[data-testid='deployment-row']").length;
-list.scrollTop = 0;
-const deltas = [];
-let rendered = rowsNow();
-let last = null;
-let end = null;
-function frame(at) {
-  if (last !== null) deltas.push(at - last);
-  last = at;
-  end ??= at + ms;
-  rendered = Math.max(rendered, rowsNow());
-  if (at >= end) return done({ deltas, rendered, scrolled: list.scrollTop, scrollable: list.scrollHeight - list.clientHeight });
-  list.scrollTop = list.scrollTop + step;
+/// Scrolls `list` by `step` pixels every animation frame for `ms` milliseconds, from the top,
+/// and answers the time between frames, the rows rendered, and the list's own work in each
+/// frame: from the scroll event reaching the document to the rows re-rendered and laid out (a
+/// listener added after the window's own, which forces the layout). Shared by the list and the
+/// plain reference box.
+const SCROLL_FUNCTION: &str = r#"
+function scrollFor(list, step, ms, done) {
+  const rowsNow = () => list.querySelectorAll("[data-testid='deployment-row']").length;
+  list.scrollTop = 0;
+  const deltas = [];
+  const work = [];
+  let eventAt = null;
+  const seen = () => (eventAt = performance.now());
+  const laidOut = () => {
+    void list.firstElementChild?.getBoundingClientRect();
+    if (eventAt !== null) work.push(performance.now() - eventAt);
+    eventAt = null;
+  };
+  document.addEventListener("scroll", seen, { capture: true });
+  list.addEventListener("scroll", laidOut);
+  let rendered = rowsNow();
+  let last = null;
+  let end = null;
+  function frame(at) {
+    if (last !== null) deltas.push(at - last);
+    last = at;
+    end ??= at + ms;
+    rendered = Math.max(rendered, rowsNow());
+    if (at >= end) {
+      document.removeEventListener("scroll", seen, { capture: true });
+      list.removeEventListener("scroll", laidOut);
+      return done({ deltas, work, rendered, scrolled: list.scrollTop, scrollable: list.scrollHeight - list.clientHeight });
+    }
+    list.scrollTop = list.scrollTop + step;
+    requestAnimationFrame(frame);
+  }
   requestAnimationFrame(frame);
 }
-requestAnimationFrame(frame);
+"#;
+
+/// Scrolls the deployments list (see `SCROLL_FUNCTION`).
+const SCROLL: &str = r#"
+const [step, ms, done] = arguments;
+scrollFor(document.querySelector("[data-testid='deployment-list']"), step, ms, done);
+"#;
+
+/// The webview alone, for reference: a plain box of the list's size and place holding `rows`
+/// plain rows of the list's height (no framework, no virtualization, nothing of ours), scrolled
+/// the same way, then removed.
+const SCROLL_PLAIN: &str = r#"
+const [rows, rowHeight, step, ms, done] = arguments;
+const list = document.querySelector("[data-testid='deployment-list']");
+const place = list.getBoundingClientRect();
+const box = document.createElement("div");
+box.style.cssText = `position:fixed;left:${place.left}px;top:${place.top}px;width:${place.width}px;height:${place.height}px;overflow:auto;background:Canvas;z-index:100`;
+for (let i = 0; i < rows; i++) {
+  const row = document.createElement("div");
+  row.style.height = `${rowHeight}px`;
+  row.textContent = `plain row ${i}`;
+  box.appendChild(row);
+}
+document.body.appendChild(box);
+scrollFor(box, step, ms, (answer) => {
+  box.remove();
+  done(answer);
+});
 "#;
 
 /// How many live events the window received so far.
@@ -184,6 +233,8 @@ pub struct ChangeSample {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ScrollRun {
     pub deltas: Vec<f64>,
+    /// Per scroll event: the event reaching the document to the rows re-rendered and laid out.
+    pub work: Vec<f64>,
     /// The most rows in the DOM at any frame.
     pub rendered: usize,
     /// How far it scrolled, and how far it could have.
@@ -249,5 +300,20 @@ pub async fn scroll(
     duration: Duration,
 ) -> anyhow::Result<ScrollRun> {
     let millis = duration.as_millis() as u64;
-    script(window, SCROLL, vec![json!(step), json!(millis)]).await
+    let body = format!("{SCROLL_FUNCTION}{SCROLL}");
+    script(window, &body, vec![json!(step), json!(millis)]).await
+}
+
+/// Scrolls a plain box of `rows` rows, in the list's place, the same way (the webview alone).
+pub async fn scroll_plain(
+    window: &AppWindow,
+    rows: usize,
+    row_height: u32,
+    step: u32,
+    duration: Duration,
+) -> anyhow::Result<ScrollRun> {
+    let millis = duration.as_millis() as u64;
+    let body = format!("{SCROLL_FUNCTION}{SCROLL_PLAIN}");
+    let args = vec![json!(rows), json!(row_height), json!(step), json!(millis)];
+    script(window, &body, args).await
 }

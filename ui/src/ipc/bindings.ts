@@ -66,6 +66,7 @@ export const events = {
 	controllerActivity: makeEvent<ControllerActivity_Serialize, ControllerActivity_Deserialize>("controller-activity"),
 	controllerRunning: makeEvent<ControllerRunning, ControllerRunning>("controller-running"),
 	deploymentChanged: makeEvent<DeploymentChanged_Serialize, DeploymentChanged_Deserialize>("deployment-changed"),
+	deploymentsStale: makeEvent<DeploymentsStale, DeploymentsStale>("deployments-stale"),
 };
 
 /* Types */
@@ -668,6 +669,9 @@ export type DeploymentView_Serialize = {
 	detail: DeploymentDetail_Serialize,
 	sync: SyncView_Serialize | null,
 };
+
+/**  Deployment changes were lost on the way to the window: it lists every deployment again. */
+export type DeploymentsStale = null;
 
 /**  An event the provider reported about the guest. */
 export type GuestEventView = GuestEventView_Serialize | GuestEventView_Deserialize;

@@ -32,6 +32,7 @@ import {
   type SyncView_Serialize as SyncView,
   type TimelineEntry_Serialize as TimelineEntry,
 } from "./bindings";
+import { isPermissionGranted, requestPermission, sendNotification } from "@tauri-apps/plugin-notification";
 
 export type {
   Account,
@@ -150,6 +151,12 @@ export async function onDeploymentChanged(handle: (change: DeploymentChange) => 
   return events.deploymentChanged.listen((event) => handle(event.payload));
 }
 
+/** Calls `handle` when deployment changes were lost on the way to the window (it must list
+ * again); resolves to the function that stops it. */
+export async function onDeploymentsStale(handle: () => void): Promise<() => void> {
+  return events.deploymentsStale.listen(() => handle());
+}
+
 /** Calls `handle` with every controller step; resolves to the function that stops it. */
 export async function onControllerActivity(handle: (step: ActivityEvent) => void): Promise<() => void> {
   return events.controllerActivity.listen((event) => handle(event.payload));
@@ -208,4 +215,19 @@ export async function job(cluster: string, namespace: string, name: string): Pro
 /** Calls `handle` whenever the owner's clusters (or the connection to the gateway) change. */
 export async function onClustersChanged(handle: (view: ClustersView) => void): Promise<() => void> {
   return events.clustersChanged.listen((event) => handle(event.payload));
+}
+
+let desktopAllowed: Promise<boolean> | undefined;
+
+/** Shows a desktop notification (the notification plugin); the system's permission is asked
+ * once, where a system asks (macOS). Resolves to whether it was sent; never rejects. */
+export async function notifyDesktop(notification: { title: string; body: string }): Promise<boolean> {
+  desktopAllowed ??= (async () => (await isPermissionGranted()) || (await requestPermission()) === "granted")();
+  try {
+    if (!(await desktopAllowed)) return false;
+    sendNotification(notification);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -109,6 +109,17 @@ describe("the list", () => {
     expect(applyChange(rows, { kind: "Infra", name: "batch", row: null })).toHaveLength(3);
   });
 
+  it("keeps the list in name-then-kind order whatever order rows arrive in", () => {
+    const names = ["m", "a", "z", "m", "b", "y", "a", "n"];
+    let list: ReturnType<typeof row>[] = [];
+    names.forEach((name, i) => {
+      const kind = i % 2 === 0 ? "Infra" : "EphemeralInfra";
+      list = applyChange(list, { kind, name, row: row(name, { kind }) });
+    });
+    const keys = list.map((r) => `${r.name}/${r.kind}`);
+    expect(keys).toEqual(["a/EphemeralInfra", "a/Infra", "b/Infra", "m/EphemeralInfra", "m/Infra", "n/EphemeralInfra", "y/EphemeralInfra", "z/Infra"]);
+  });
+
   it("sums up the contracts and the sync state in words", () => {
     expect(contractSummary(row("a", { contracts: [{ phase: "deployed", count: 2 }, { phase: "requesting", count: 1 }] }))).toBe(
       "2 deployed · 1 requesting",

@@ -179,9 +179,22 @@ export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>
     next[index] = change.row;
     return next;
   }
-  const next = [...rows, change.row];
-  next.sort(byName);
+  const next = [...rows];
+  next.splice(insertionPoint(rows, change.row), 0, change.row);
   return next;
+}
+
+/** Where `row` goes in `rows` (sorted by name, then kind): a binary search, so a new row costs
+ * one copy of the list and no sort. */
+function insertionPoint(rows: readonly Row[], row: Row): number {
+  let low = 0;
+  let high = rows.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (byName(rows[middle]!, row) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** A release shown before the shell confirms it, and how to undo it if refused. */

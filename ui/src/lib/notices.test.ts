@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRow } from "../ipc";
 import { row as fixture } from "./fixtures";
-import { noticesFor, seenFrom } from "./notices";
+import { desktopNotification, lookingAtWindow, noticesFor, seenFrom } from "./notices";
 
 function row(name: string, contracts: Record<string, number>): DeploymentRow {
   const counted = Object.entries(contracts).map(([phase, count]) => ({ phase, count }));
@@ -31,5 +31,25 @@ describe("notices of contracts that fail or are released", () => {
     const seen = seenFrom([row("batch", { deployed: 3 })]);
     const notices = noticesFor(seen, { kind: "Infra", name: "batch", row: row("batch", { released: 3 }) });
     expect(notices.map((notice) => notice.title)).toEqual(["3 contracts were released"]);
+  });
+});
+
+describe("desktop notifications", () => {
+  it("go out only while the owner is not looking at the window", () => {
+    expect(lookingAtWindow(true, false)).toBe(true);
+    expect(lookingAtWindow(false, false)).toBe(false);
+    expect(lookingAtWindow(true, true)).toBe(false);
+  });
+
+  it("tell one notice as it is and several as one notification with a line each", () => {
+    const seen = seenFrom([row("web", { deployed: 1 }), row("api", { deployed: 2 })]);
+    const web = noticesFor(seen, { kind: "Infra", name: "web", row: row("web", { failed: 1 }) });
+    const api = noticesFor(seen, { kind: "Infra", name: "api", row: row("api", { released: 2 }) });
+    expect(desktopNotification([])).toBeUndefined();
+    expect(desktopNotification(web)).toEqual({ title: "A contract failed", body: "web (Infra)" });
+    expect(desktopNotification([...web, ...api])).toEqual({
+      title: "2 contract updates",
+      body: "A contract failed: web (Infra)\n2 contracts were released: api (Infra)",
+    });
   });
 });

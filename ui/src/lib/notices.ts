@@ -2,7 +2,8 @@
 // released. They are worked out from the list's rows as they change (contracts counted by
 // phase): a count of `failed` or `released` that grows on a deployment already known is a
 // notice; the first sight of a deployment (the list loading, another device's deployment
-// arriving) is not.
+// arriving) is not. When the owner is not looking at the window (it is hidden, minimised or
+// behind another), the same notices also go to the desktop, as one notification per batch.
 
 import type { DeploymentChange, DeploymentRow } from "../ipc";
 
@@ -60,4 +61,27 @@ export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()
       },
     ];
   });
+}
+
+/** What the desktop shows for notices told while the owner was away from the window. */
+export interface DesktopNotification {
+  title: string;
+  body: string;
+}
+
+/** Whether the owner is looking at the window: it has the focus and is not hidden. */
+export function lookingAtWindow(focused: boolean, hidden: boolean): boolean {
+  return focused && !hidden;
+}
+
+/** The one desktop notification for `told` (none for nothing): a single notice as it is; several
+ * as a count, with one line each, so a burst of releases does not flood the desktop. */
+export function desktopNotification(told: readonly Notice[]): DesktopNotification | undefined {
+  const [first] = told;
+  if (!first) return undefined;
+  if (told.length === 1) return { title: first.title, body: first.body };
+  return {
+    title: `${told.length} contract updates`,
+    body: told.map((notice) => `${notice.title}: ${notice.body}`).join("\n"),
+  };
 }

@@ -1,0 +1,194 @@
+//! The desktop's notification service for the tests: `org.freedesktop.Notifications` on the
+//! suite's D-Bus session bus, as a desktop shell (GNOME Shell, KDE's Plasma, dunst) serves it,
+//! keeping every notification it is asked to show. Under Xvfb there is no desktop, so without
+//! it the app's desktop notifications would go nowhere; with it a test reads what the owner
+//! would have seen. It speaks the protocol for real (the Desktop Notifications Specification,
+//! version 1.2): the app's notification plugin calls it exactly as it calls a desktop's.
+//!
+//! The suite's tests share one session bus, so one service serves them all: a test looks for
+//! the notification its own deployment brought, by its body.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use zbus::zvariant::Value;
+
+/// The well-known name and object path of the notification service.
+const SERVICE: &str = "org.freedesktop.Notifications";
+const PATH: &str = "/org/freedesktop/Notifications";
+
+/// One notification as the app asked the desktop to show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub app_name: String,
+    pub summary: String,
+    pub body: String,
+}
+
+/// The notification service, serving while it lives.
+#[derive(Debug)]
+pub struct DesktopNotifications {
+    shown: Arc<Mutex<Vec<Shown>>>,
+    _connection: zbus::Connection,
+}
+
+#[derive(Debug)]
+struct Service {
+    shown: Arc<Mutex<Vec<Shown>>>,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Service {
+    #[allow(clippy::too_many_arguments)] // the method's signature is the specification's
+    fn notify(
+        &self,
+        app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        _hints: HashMap<String, Value<'_>>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        let mut shown = self
+            .shown
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        shown.push(Shown {
+            app_name,
+            summary,
+            body,
+        });
+        u32::try_from(shown.len()).unwrap_or(u32::MAX)
+    }
+
+    fn close_notification(&self, _id: u32) {}
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["body".to_owned()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "swdesk-tests".to_owned(),
+            "socialweb.computer".to_owned(),
+            env!("CARGO_PKG_VERSION").to_owned(),
+            "1.2".to_owned(),
+        )
+    }
+}
+
+impl DesktopNotifications {
+    /// Serves the notification service on the session bus; fails when there is no session bus
+    /// or another service already holds the name.
+    pub async fn serve() -> anyhow::Result<Self> {
+        let shown = Arc::new(Mutex::new(Vec::new()));
+        let service = Service {
+            shown: shown.clone(),
+        };
+        let connection = zbus::connection::Builder::session()
+            .context("no D-Bus session bus: run the suite through `cargo xtask test`")?
+            .name(SERVICE)?
+            .serve_at(PATH, service)?
+            .build()
+            .await
+            .with_context(|| format!("cannot serve {SERVICE} on the session bus"))?;
+        Ok(Self {
+            shown,
+            _connection: connection,
+        })
+    }
+
+    /// Every notification shown so far.
+    pub fn shown(&self) -> Vec<Shown> {
+        self.shown
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Waits up to `timeout` for a notification whose body contains `body`.
+    pub async fn wait_for(&self, body: &str, timeout: Duration) -> anyhow::Result<Shown> {
+        let started = Instant::now();
+        loop {
+            if let Some(shown) = self
+                .shown()
+                .into_iter()
+                .find(|shown| shown.body.contains(body))
+            {
+                return Ok(shown);
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "no desktop notification about {body:?} within {timeout:?}; shown: {:?}",
+                    self.shown()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// Another application's window on the suite's display, holding the keyboard focus: the owner
+/// has switched away from Socialweb Desk (the window is shown, but not looked at). Dropping it
+/// closes the window (with its connection to the display).
+#[derive(Debug)]
+pub struct OtherApp {
+    _connection: x11rb::rust_connection::RustConnection,
+}
+
+impl OtherApp {
+    /// Opens a small window on `$DISPLAY` and gives it the focus.
+    pub fn focus() -> anyhow::Result<Self> {
+        use x11rb::connection::Connection as _;
+        use x11rb::protocol::xproto::{
+            ConnectionExt as _, CreateWindowAux, EventMask, InputFocus, WindowClass,
+        };
+        use x11rb::wrapper::ConnectionExt as _;
+
+        let (connection, screen) =
+            x11rb::connect(None).context("cannot reach the X display ($DISPLAY)")?;
+        let screen = &connection.setup().roots[screen];
+        let window = connection.generate_id()?;
+        let aux = CreateWindowAux::new()
+            .background_pixel(screen.white_pixel)
+            .event_mask(EventMask::STRUCTURE_NOTIFY);
+        connection.create_window(
+            screen.root_depth,
+            window,
+            screen.root,
+            0,
+            0,
+            200,
+            100,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            screen.root_visual,
+            &aux,
+        )?;
+        connection.change_property8(
+            x11rb::protocol::xproto::PropMode::REPLACE,
+            window,
+            x11rb::protocol::xproto::AtomEnum::WM_NAME,
+            x11rb::protocol::xproto::AtomEnum::STRING,
+            b"another app",
+        )?;
+        connection.map_window(window)?;
+        connection.flush()?;
+        loop {
+            if let x11rb::protocol::Event::MapNotify(_) = connection.wait_for_event()? {
+                break;
+            }
+        }
+        connection
+            .set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)?
+            .check()
+            .context("cannot give the other window the focus")?;
+        Ok(Self {
+            _connection: connection,
+        })
+    }
+}

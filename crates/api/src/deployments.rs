@@ -102,6 +102,11 @@ pub struct DeploymentRow {
     pub ended_at: Option<String>,
     /// Its record, once bound.
     pub record_uri: Option<String>,
+    /// The object's uid (a deployment made again under the same name has another).
+    pub uid: String,
+    /// The object's count of writes (saturating): of two rows of the same object, the one with
+    /// the higher version is the newer, whatever order they arrive in.
+    pub version: u32,
 }
 
 /// One contract of a deployment, declared and observed.
@@ -472,6 +477,8 @@ fn row<D: Deployment + RowKind>(
         expires_at: D::expires_at_of(&object.status).map(Timestamp::to_rfc3339),
         ended_at: status.ended_at.map(Timestamp::to_rfc3339),
         record_uri: status.record.as_ref().map(|bound| bound.uri.to_string()),
+        uid: object.metadata.uid.to_string(),
+        version: u32::try_from(object.metadata.resource_version).unwrap_or(u32::MAX),
     }
 }
 

@@ -11,11 +11,14 @@
 //! submitter learns when it is committed (the end of a deployment waits for it before the
 //! object goes); nothing but the index is ever written at `self`.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::index::{self as index_rules, Absences, EntryKey, IndexChange, LiveEntry};
+use swdesk_core::index::{
+    self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry,
+};
 use swdesk_core::infra::{DeploymentKind, EndReason};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::{RESERVED, Rkey};
@@ -65,7 +68,40 @@ pub enum IndexOp {
     },
 }
 
+impl IndexOp {
+    /// The deployment the operation is about, as `kind/rkey` (none for a prune).
+    fn deployment(&self) -> Option<String> {
+        match self {
+            Self::Live { kind, rkey, .. } | Self::Ended { kind, rkey, .. } => {
+                Some(format!("{kind:?}/{rkey}"))
+            }
+            Self::Prune => None,
+        }
+    }
+}
+
 type Waiter = oneshot::Sender<Result<(), String>>;
+
+/// The index's refusals already told, by deployment and reason.
+#[derive(Debug, Default)]
+struct Refusals {
+    told: BTreeSet<(String, String)>,
+}
+
+impl Refusals {
+    /// Notes the outcome of an operation on `deployment`: `true` when it is a refusal not told
+    /// yet. An accepted operation forgets the deployment's refusals, so a later one is told
+    /// again.
+    fn note(&mut self, deployment: &str, refusal: Option<&IndexError>) -> bool {
+        match refusal {
+            Some(error) => self.told.insert((deployment.to_owned(), error.to_string())),
+            None => {
+                self.told.retain(|(told, _)| told != deployment);
+                false
+            }
+        }
+    }
+}
 
 /// Batches index operations into compare-and-swap writes.
 #[derive(Debug)]
@@ -76,6 +112,9 @@ pub struct IndexWriter<R> {
     pending: Mutex<Vec<(IndexOp, Waiter)>>,
     wake: Notify,
     absent_since: Mutex<Absences>,
+    /// The refusals already logged, so a deployment the index has no room for is told once,
+    /// not at every write.
+    refusals: Mutex<Refusals>,
 }
 
 impl<R: RecordRepo + 'static> IndexWriter<R> {
@@ -88,6 +127,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             pending: Mutex::new(Vec::new()),
             wake: Notify::new(),
             absent_since: Mutex::new(Absences::new()),
+            refusals: Mutex::new(Refusals::default()),
         })
     }
 
@@ -179,7 +219,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             .unwrap_or_else(|| index_rules::empty(now));
         let mut changed = current.is_none();
         for op in ops {
-            changed |= apply(&mut index, op, absences, now) == IndexChange::Changed;
+            let outcome = apply(&mut index, op, absences, now);
+            self.tell_refusal(op, outcome.as_ref().err());
+            changed |= outcome == Ok(IndexChange::Changed);
         }
         if !changed {
             return None;
@@ -221,6 +263,22 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         Ok(absent.clone())
     }
 
+    /// Logs a refused operation (an ended rkey made live, a full index) the first time it is
+    /// refused for that reason.
+    fn tell_refusal(&self, op: &IndexOp, refusal: Option<&IndexError>) {
+        let Some(deployment) = op.deployment() else {
+            return;
+        };
+        let first_time = self
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .note(&deployment, refusal);
+        if let (true, Some(error)) = (first_time, refusal) {
+            tracing::warn!(%error, ?op, "the index refused a change; told once per deployment");
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(IndexOp, Waiter)>> {
         self.pending
             .lock()
@@ -228,15 +286,15 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
     }
 }
 
-/// One operation on `index`; a refused one (an ended rkey made live, a full index) is logged
-/// and leaves the index as it was.
+/// One operation on `index`; a refused one (an ended rkey made live, a full index) leaves the
+/// index as it was.
 fn apply(
     index: &mut swdesk_lexicon::computer::socialweb::infra::Index,
     op: &IndexOp,
     absences: &Absences,
     now: Timestamp,
-) -> IndexChange {
-    let outcome = match op {
+) -> Result<IndexChange, IndexError> {
+    match op {
         IndexOp::Live {
             kind,
             rkey,
@@ -258,16 +316,27 @@ fn apply(
             ended_at,
             reason,
         } => index_rules::end(index, *kind, rkey, *ended_at, *reason, absences, now),
-        IndexOp::Prune => return index_rules::prune(index, absences, now),
-    };
-    outcome.unwrap_or_else(|error| {
-        tracing::warn!(%error, ?op, "the index refused a change");
-        IndexChange::Unchanged
-    })
+        IndexOp::Prune => Ok(index_rules::prune(index, absences, now)),
+    }
 }
 
 fn answer(batch: Vec<(IndexOp, Waiter)>, outcome: Result<(), String>) {
     for (_, waiter) in batch {
         let _ = waiter.send(outcome.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{IndexError, Refusals};
+
+    #[test]
+    fn a_refusal_is_told_once_until_the_deployment_is_accepted() {
+        let mut refusals = Refusals::default();
+        assert!(refusals.note("Infra/web", Some(&IndexError::Full)));
+        assert!(!refusals.note("Infra/web", Some(&IndexError::Full)));
+        assert!(refusals.note("EphemeralInfra/web", Some(&IndexError::Full)));
+        assert!(!refusals.note("Infra/web", None));
+        assert!(refusals.note("Infra/web", Some(&IndexError::Full)));
     }
 }

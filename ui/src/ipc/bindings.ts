@@ -620,6 +620,13 @@ export type DeploymentRow_Deserialize = {
 	endedAt?: string | null,
 	/**  Its record, once bound. */
 	recordUri?: string | null,
+	/**  The object's uid (a deployment made again under the same name has another). */
+	uid: string,
+	/**
+	 *  The object's count of writes (saturating): of two rows of the same object, the one with
+	 *  the higher version is the newer, whatever order they arrive in.
+	 */
+	version: number,
 };
 
 /**  One deployment in the list. */
@@ -653,6 +660,13 @@ export type DeploymentRow_Serialize = {
 	endedAt: string | null,
 	/**  Its record, once bound. */
 	recordUri: string | null,
+	/**  The object's uid (a deployment made again under the same name has another). */
+	uid: string,
+	/**
+	 *  The object's count of writes (saturating): of two rows of the same object, the one with
+	 *  the higher version is the newer, whatever order they arrive in.
+	 */
+	version: number,
 };
 
 /**  One deployment with what the controller knows of it. */

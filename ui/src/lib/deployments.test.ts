@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   applyChange,
+  settleLoad,
   contractActions,
   contractSummary,
   countdown,
@@ -109,9 +110,32 @@ describe("the list", () => {
     expect(applyChange(rows, { kind: "Infra", name: "batch", row: null })).toHaveLength(3);
   });
 
+  it("keeps the newer state of a row whatever order its changes arrive in", () => {
+    const list = [row("web", { version: 5, phase: "deployed" })];
+    const late = applyChange(list, { kind: "Infra", name: "web", row: row("web", { version: 4, phase: "deploying" }) });
+    expect(late).toBe(list);
+    const recreated = applyChange(list, { kind: "Infra", name: "web", row: row("web", { uid: "other", version: 1 }) });
+    expect(recreated[0]?.uid).toBe("other");
+    const same = applyChange(list, { kind: "Infra", name: "web", row: row("web", { version: 5, writer: "laptop" }) });
+    expect(same[0]?.writer).toBe("laptop");
+  });
+
+  it("settles a list loaded while changes arrived, whether it was read before or after them", () => {
+    const arrived = [
+      { kind: "Infra", name: "web", row: row("web", { version: 3, phase: "deployed" }) },
+      { kind: "Infra", name: "gone", row: null },
+      { kind: "Infra", name: "new", row: row("new", { version: 1 }) },
+    ];
+    const readBefore = [row("gone"), row("web", { version: 2, phase: "deploying" })];
+    const readAfter = [row("new", { version: 1 }), row("web", { version: 4, phase: "releasing" })];
+    const phases = (rows: readonly ReturnType<typeof row>[]) => rows.map((r) => `${r.name}:${r.phase}`);
+    expect(phases(settleLoad(readBefore, arrived))).toEqual(["new:staged", "web:deployed"]);
+    expect(phases(settleLoad(readAfter, arrived))).toEqual(["new:staged", "web:releasing"]);
+  });
+
   it("keeps the list in name-then-kind order whatever order rows arrive in", () => {
     const names = ["m", "a", "z", "m", "b", "y", "a", "n"];
-    let list: ReturnType<typeof row>[] = [];
+    let list: readonly ReturnType<typeof row>[] = [];
     names.forEach((name, i) => {
       const kind = i % 2 === 0 ? "Infra" : "EphemeralInfra";
       list = applyChange(list, { kind, name, row: row(name, { kind }) });

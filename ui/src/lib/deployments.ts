@@ -18,6 +18,9 @@ export interface Row {
   expiresAt: string | null;
   endedAt: string | null;
   recordUri: string | null;
+  /** The object's uid and write count: the higher version of the same object is the newer. */
+  uid: string;
+  version: number;
 }
 
 export type SyncState =
@@ -153,7 +156,7 @@ export function filterRows<R extends Row>(rows: readonly R[], filter: ListFilter
   );
 }
 
-/** A change of one deployment as the shell sends it. */
+/** A change of one deployment as the shell sends it (`row` null: it left the store). */
 export interface Change<R extends Row> {
   kind: string;
   name: string;
@@ -169,12 +172,13 @@ function byName(a: Row, b: Row): number {
 }
 
 /** The list after `change`: the row replaced, added in name order, or removed. */
-export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>): R[] {
+export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>): readonly R[] {
   const index = rows.findIndex((row) => sameDeployment(row, change));
   if (change.row === null) {
-    return index < 0 ? [...rows] : [...rows.slice(0, index), ...rows.slice(index + 1)];
+    return index < 0 ? rows : [...rows.slice(0, index), ...rows.slice(index + 1)];
   }
   if (index >= 0) {
+    if (olderThan(change.row, rows[index]!)) return rows;
     const next = [...rows];
     next[index] = change.row;
     return next;
@@ -182,6 +186,17 @@ export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>
   const next = [...rows];
   next.splice(insertionPoint(rows, change.row), 0, change.row);
   return next;
+}
+
+/** Whether `row` is an older state of the same object than `shown` (it arrived late). */
+function olderThan(row: Row, shown: Row): boolean {
+  return row.uid === shown.uid && row.version < shown.version;
+}
+
+/** The list as loaded, with the changes that arrived while it loaded applied on top: the list
+ * may have been read before or after each of them, and the versions tell which is newer. */
+export function settleLoad<R extends Row>(loaded: readonly R[], arrived: readonly Change<R>[]): readonly R[] {
+  return arrived.reduce((rows, change) => applyChange(rows, change), loaded);
 }
 
 /** Where `row` goes in `rows` (sorted by name, then kind): a binary search, so a new row costs

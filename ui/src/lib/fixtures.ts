@@ -18,6 +18,8 @@ export function row(name: string, overrides: Partial<Row> = {}): Row {
     expiresAt: null,
     endedAt: null,
     recordUri: null,
+    uid: `uid-${name}`,
+    version: 1,
     ...overrides,
   };
 }

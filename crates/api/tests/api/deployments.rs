@@ -239,3 +239,26 @@ fn rows_list_both_kinds_by_name_with_their_contracts_declared() {
     assert_eq!(declared["spec"]["description"], "v1");
     assert!(declared["spec"].get("record").is_none());
 }
+
+#[test]
+fn a_row_carries_its_object_and_a_version_that_grows_with_every_write() {
+    let (_dir, store) = store();
+    let first = declare(&store, &web("v1"), at(0)).unwrap();
+    let second = declare(&store, &web("v2"), at(1)).unwrap();
+    assert_eq!(first.uid, second.uid, "the same object");
+    assert!(second.version > first.version, "{first:?} then {second:?}");
+    let name = Name::parse("web").unwrap();
+    let both = deployments::changes(
+        &store,
+        &[
+            (DeploymentKind::Infra, name.clone()),
+            (DeploymentKind::EphemeralInfra, name.clone()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        both[0].row.as_ref().map(|row| row.version),
+        Some(second.version)
+    );
+    assert_eq!(both[1].row, None, "no EphemeralInfra of that name");
+}

@@ -39,6 +39,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
         .events(collect_events![
             deployments::DeploymentChanged,
             deployments::DeploymentsStale,
+            deployments::IdentityNamed,
             deployments::ControllerActivity,
             deployments::ControllerRunning,
             clusters::ClustersChanged,

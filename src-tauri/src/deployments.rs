@@ -26,6 +26,10 @@ pub struct DeploymentChanged(pub DeploymentChange);
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct DeploymentsStale;
 
+/// A bidder or winner shown by its DID now has its handle: an open deployment reads again.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct IdentityNamed;
+
 /// A step of the controller, for the Activity view.
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct ControllerActivity(pub ActivityEvent);
@@ -194,6 +198,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::ControllerRunning(running)) => ControllerRunning(running).emit(&app),
                 Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),
                 Ok(LiveEvent::DeploymentsStale) => DeploymentsStale.emit(&app),
+                Ok(LiveEvent::IdentityNamed) => IdentityNamed.emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(
                         missed,

@@ -103,6 +103,9 @@ pub enum LiveEvent {
     /// Deployment changes were lost on the way (a receiver fell behind the store): whoever
     /// shows deployments must list them again.
     DeploymentsStale,
+    /// A DID shown as itself (its resolution took longer than the read could wait) now has
+    /// its handle: whoever shows bidders and winners may read again.
+    IdentityNamed,
 }
 
 impl AccountController {

@@ -115,13 +115,18 @@ impl Desk {
             sessions.network().oauth.identity.clone(),
             reqwest::Client::new(),
         );
+        let live = broadcast::channel(LIVE_BACKLOG).0;
+        let to_window = live.clone();
+        let identities = Identities::new(resolver).when_named_late(move |_did| {
+            let _no_window = to_window.send(LiveEvent::IdentityNamed);
+        });
         Self {
-            identities: Identities::new(resolver),
+            identities,
             sessions,
             data_dir,
             controller: Mutex::new(None),
             controller_error: std::sync::Mutex::new(None),
-            live: broadcast::channel(LIVE_BACKLOG).0,
+            live,
             clusters: std::sync::Mutex::new(None),
         }
     }

@@ -7,7 +7,8 @@
 //! a DID whose document claims no verified handle is still known by its PDS. A failed
 //! resolution is remembered for [`RETRY_AFTER`] and the DID shown as itself meanwhile. A read
 //! waits for new DIDs at most its budget; a resolution that takes longer finishes in the
-//! background and is there the next time.
+//! background, is there the next time, and is told to [`Identities::when_named_late`]'s
+//! listener, so whoever showed the DID as itself can read again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,9 +34,24 @@ pub type Names = BTreeMap<String, Named>;
 
 #[derive(Debug, Clone)]
 enum Entry {
-    Pending,
+    /// Being resolved; `late` once a read stopped waiting for it.
+    Pending {
+        late: bool,
+    },
     Known(Named),
-    Failed { at: Instant },
+    Failed {
+        at: Instant,
+    },
+}
+
+/// Who hears of a DID named after the read that asked for it stopped waiting.
+#[derive(Clone)]
+struct NamedLate(Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for NamedLate {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("NamedLate")
+    }
 }
 
 /// A cache of DID → handle and PDS, shared by clones.
@@ -43,6 +59,7 @@ enum Entry {
 pub struct Identities {
     resolver: Resolver,
     entries: Arc<Mutex<HashMap<String, Entry>>>,
+    named_late: Option<NamedLate>,
 }
 
 impl Identities {
@@ -51,7 +68,16 @@ impl Identities {
         Self {
             resolver,
             entries: Arc::default(),
+            named_late: None,
         }
+    }
+
+    /// Calls `listener` with each DID named after the read that asked for it stopped waiting
+    /// (a DID that fails to resolve is not told: it is shown as itself either way).
+    #[must_use]
+    pub fn when_named_late(mut self, listener: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.named_late = Some(NamedLate(Arc::new(listener)));
+        self
     }
 
     /// The resolver it names DIDs with (also how the desk reaches a repo it only reads).
@@ -68,13 +94,26 @@ impl Identities {
             .filter(|did| self.claim(did))
             .map(|did| tokio::spawn(self.clone().resolve(did.clone())))
             .collect();
-        let _late = tokio::time::timeout(budget, async {
+        let waited = tokio::time::timeout(budget, async {
             for task in started {
                 let _finished = task.await;
             }
         })
         .await;
+        if waited.is_err() {
+            self.mark_late(&dids);
+        }
         self.known(&dids)
+    }
+
+    /// Marks those of `dids` still being resolved as late: a read stopped waiting for them.
+    fn mark_late(&self, dids: &[String]) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        for did in dids {
+            if let Some(Entry::Pending { late }) = entries.get_mut(did) {
+                *late = true;
+            }
+        }
     }
 
     /// Marks `did` pending when it should be resolved now; false when it is known, pending,
@@ -84,10 +123,10 @@ impl Identities {
         let due = match entries.get(did) {
             None => true,
             Some(Entry::Failed { at }) => at.elapsed() >= RETRY_AFTER,
-            Some(Entry::Pending | Entry::Known(_)) => false,
+            Some(Entry::Pending { .. } | Entry::Known(_)) => false,
         };
         if due {
-            entries.insert(did.to_owned(), Entry::Pending);
+            entries.insert(did.to_owned(), Entry::Pending { late: false });
         }
         due
     }
@@ -100,10 +139,18 @@ impl Identities {
                 Entry::Failed { at: Instant::now() }
             }
         };
-        self.entries
+        let named = matches!(entry, Entry::Known(_));
+        let before = self
+            .entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(did, entry);
+            .insert(did.clone(), entry);
+        if named
+            && matches!(before, Some(Entry::Pending { late: true }))
+            && let Some(NamedLate(listener)) = &self.named_late
+        {
+            listener(&did);
+        }
     }
 
     fn known(&self, dids: &[String]) -> Names {

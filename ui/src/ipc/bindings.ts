@@ -67,6 +67,7 @@ export const events = {
 	controllerRunning: makeEvent<ControllerRunning, ControllerRunning>("controller-running"),
 	deploymentChanged: makeEvent<DeploymentChanged_Serialize, DeploymentChanged_Deserialize>("deployment-changed"),
 	deploymentsStale: makeEvent<DeploymentsStale, DeploymentsStale>("deployments-stale"),
+	identityNamed: makeEvent<IdentityNamed, IdentityNamed>("identity-named"),
 };
 
 /* Types */
@@ -713,6 +714,9 @@ export type GuestEventView_Serialize = {
 	/**  The `market.event` record's at-uri. */
 	uri: string,
 };
+
+/**  A bidder or winner shown by its DID now has its handle: an open deployment reads again. */
+export type IdentityNamed = null;
 
 /**  A Job as the window follows it. */
 export type JobView = {

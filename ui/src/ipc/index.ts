@@ -157,6 +157,12 @@ export async function onDeploymentsStale(handle: () => void): Promise<() => void
   return events.deploymentsStale.listen(() => handle());
 }
 
+/** Calls `handle` when a bidder or winner shown by its DID has its handle now (an open
+ * deployment reads again); resolves to the function that stops it. */
+export async function onIdentityNamed(handle: () => void): Promise<() => void> {
+  return events.identityNamed.listen(() => handle());
+}
+
 /** Calls `handle` with every controller step; resolves to the function that stops it. */
 export async function onControllerActivity(handle: (step: ActivityEvent) => void): Promise<() => void> {
   return events.controllerActivity.listen((event) => handle(event.payload));

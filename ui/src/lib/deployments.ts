@@ -189,7 +189,7 @@ export function applyChange<R extends Row>(rows: readonly R[], change: Change<R>
 }
 
 /** Whether `row` is an older state of the same object than `shown` (it arrived late). */
-function olderThan(row: Row, shown: Row): boolean {
+export function olderThan(row: Row, shown: Row): boolean {
   return row.uid === shown.uid && row.version < shown.version;
 }
 

@@ -27,6 +27,15 @@ describe("notices of contracts that fail or are released", () => {
     expect(seen.has("Infra/new")).toBe(false);
   });
 
+  it("says nothing of a late change older than the row seen, and keeps the newer row", () => {
+    const seen = seenFrom([fixture("web", { version: 5, contracts: [{ phase: "released", count: 1 }] })]);
+    const late = fixture("web", { version: 4, contracts: [{ phase: "deployed", count: 1 }] });
+    expect(noticesFor(seen, { kind: "Infra", name: "web", row: late })).toEqual([]);
+    expect(seen.get("Infra/web")?.version).toBe(5);
+    const again = fixture("web", { version: 6, contracts: [{ phase: "released", count: 1 }] });
+    expect(noticesFor(seen, { kind: "Infra", name: "web", row: again })).toEqual([]);
+  });
+
   it("counts several contracts released at once in one notice", () => {
     const seen = seenFrom([row("batch", { deployed: 3 })]);
     const notices = noticesFor(seen, { kind: "Infra", name: "batch", row: row("batch", { released: 3 }) });

@@ -6,6 +6,7 @@
 // behind another), the same notices also go to the desktop, as one notification per batch.
 
 import type { DeploymentChange, DeploymentRow } from "../ipc";
+import { olderThan } from "./deployments";
 
 /** One notice. */
 export interface Notice {
@@ -35,14 +36,17 @@ function count(row: DeploymentRow | undefined, phase: string): number {
 }
 
 /** The rows of a fresh list, as the baseline later changes are compared with. */
-export function seenFrom(rows: DeploymentRow[]): Seen {
+export function seenFrom(rows: readonly DeploymentRow[]): Seen {
   return new Map(rows.map((row) => [seenKey(row.kind, row.name), row]));
 }
 
-/** The notices `change` brings, given what was `seen`; `seen` is updated to the change. */
+/** The notices `change` brings, given what was `seen`; `seen` is updated to the change. A
+ * change older than the row seen (it arrived after the list that already holds it) brings
+ * none and is not kept. */
 export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()): Notice[] {
   const id = seenKey(change.kind, change.name);
   const before = seen.get(id);
+  if (before && change.row && olderThan(change.row, before)) return [];
   if (change.row) seen.set(id, change.row);
   else seen.delete(id);
   if (!before || !change.row) return [];

@@ -259,3 +259,46 @@ async fn the_cache_names_a_real_account_once_and_shows_an_unknown_did_as_itself(
     assert_eq!(again.get(&account.did), Some(named));
     assert!(!again.contains_key(&unknown));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_did_named_after_its_read_stopped_waiting_is_told_and_one_named_in_time_is_not() {
+    let pds = SandboxPds::from_env_or_start().await.unwrap();
+    let info = pds.info();
+    let late = pds.create_account("named-late").await.unwrap();
+    let in_time = pds.create_account("named-in-time").await.unwrap();
+    let config = IdentityConfig::sandbox(
+        Url::parse(&info.plc_url).unwrap(),
+        Url::parse(&info.pds_url).unwrap(),
+    );
+    let (told, mut named_late) = tokio::sync::mpsc::unbounded_channel();
+    let identities = Identities::new(Resolver::new(config, reqwest::Client::new()))
+        .when_named_late(move |did| told.send(did.to_owned()).unwrap());
+
+    let names = identities.names([late.did.clone()], Duration::ZERO).await;
+    assert!(
+        names.is_empty(),
+        "a read that cannot wait shows the DID as itself"
+    );
+    let did = tokio::time::timeout(Duration::from_secs(20), named_late.recv())
+        .await
+        .expect("the late naming is told")
+        .unwrap();
+    assert_eq!(did, late.did);
+    let again = identities.names([late.did.clone()], Duration::ZERO).await;
+    assert_eq!(
+        again
+            .get(&late.did)
+            .and_then(|named| named.handle.as_deref()),
+        Some(late.handle.as_str()),
+        "the next read has the handle at once"
+    );
+
+    let names = identities
+        .names([in_time.did.clone()], Duration::from_secs(20))
+        .await;
+    assert!(names.contains_key(&in_time.did));
+    assert!(
+        named_late.try_recv().is_err(),
+        "a DID named while its read waited is not told again"
+    );
+}

@@ -12,7 +12,8 @@ use serde_json::json;
 use swdesk_api::{Network, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::{Agent, Browser, PdsRepo};
+use swdesk_atproto::oauth::sandbox::ApprovingBrowser;
+use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::kinds::compute::Unconnected;
 use swdesk_controller::kinds::deployment::random_uid;
 use swdesk_controller::runtime::{ControllerConfig, ObjectKey};
@@ -25,30 +26,16 @@ use swdesk_core::repo::{RecordRepo, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Clock;
 use swdesk_core::uri::RecordUri;
-use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_devnet::{Account, SandboxPds};
 use swdesk_store::Store;
 
 const DEPLOYMENTS: usize = 256;
 const INFRA: &str = "computer.socialweb.infra";
 
-/// Chromium signing in as the account and approving.
-#[derive(Debug)]
-struct Approving(Account);
-
-impl Browser for Approving {
-    fn open(&self, url: &url::Url) -> Result<(), String> {
-        let (url, account) = (url.to_string(), self.0.clone());
-        tokio::spawn(
-            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
-        );
-        Ok(())
-    }
-}
-
 async fn signed_in(network: &Network, account: &Account) -> (Agent, Sessions) {
     let sessions = Sessions::with_store(
         network.clone(),
-        Arc::new(Approving(account.clone())),
+        Arc::new(ApprovingBrowser(account.clone())),
         Ok(Arc::new(MemoryStore::default())),
     );
     sessions.sign_in(&account.handle).await.unwrap();

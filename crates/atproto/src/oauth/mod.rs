@@ -15,6 +15,8 @@ pub mod client_metadata;
 mod dpop;
 mod loopback;
 mod metadata;
+#[cfg(feature = "test-support")]
+pub mod sandbox;
 pub mod scope;
 mod server;
 mod session;

@@ -6,11 +6,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_atproto::Agent;
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::keychain::MemoryStore;
+use swdesk_atproto::oauth::sandbox::sign_in_approving;
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig};
-use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_devnet::{Account, SandboxPds};
 use swdesk_gateway::{GatewayClient, GatewayClientConfig};
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
 use url::Url;
@@ -86,7 +87,8 @@ impl World {
             .create_account(prefix)
             .await
             .expect("an account is created");
-        let agent = sign_in(self.identity(), &account).await;
+        let agent =
+            sign_in_approving(self.identity(), &account, Arc::new(MemoryStore::default())).await;
         let client = self.client(agent.clone());
         Owner {
             account,
@@ -130,39 +132,6 @@ impl Owner {
             .expect("the PDS mints a token");
         answer["token"].as_str().unwrap().to_owned()
     }
-}
-
-/// Chromium signing in as `account` and approving.
-#[derive(Debug)]
-struct Approving(Account);
-
-impl Browser for Approving {
-    fn open(&self, url: &Url) -> Result<(), String> {
-        let (url, account) = (url.to_string(), self.0.clone());
-        tokio::spawn(
-            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
-        );
-        Ok(())
-    }
-}
-
-async fn sign_in(identity: IdentityConfig, account: &Account) -> Agent {
-    let config = OAuthConfig {
-        identity,
-        client: ClientKind::Loopback,
-        callback_timeout: Duration::from_secs(90),
-    };
-    let browser = Arc::new(Approving(account.clone()));
-    let client = OAuthClient::new(
-        config,
-        reqwest::Client::new(),
-        browser,
-        Arc::new(MemoryStore::default()),
-    );
-    client
-        .sign_in(&account.handle)
-        .await
-        .expect("sign-in succeeds")
 }
 
 /// Polls `check` until it answers `Some`, failing the test after 20 s.

@@ -11,9 +11,10 @@ use serde_json::{Map, Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::keychain::{MemoryStore, SessionStore};
+use swdesk_atproto::oauth::sandbox::sign_in_approving;
 use swdesk_atproto::oauth::{Secret, StoredSession};
 use swdesk_atproto::service_auth::ServiceAuth;
-use swdesk_atproto::{Agent, Browser, ClientKind, OAuthClient, OAuthConfig, PdsRepo};
+use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_core::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase, DeploymentRef,
 };
@@ -22,7 +23,7 @@ use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object, Uid};
 use swdesk_core::timestamp::{Clock, Timestamp};
-use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_devnet::SandboxPds;
 use swdesk_market::{HttpPeers, OfferingSource, RequesterMarket, Settings, SystemClock};
 use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
 use url::Url;
@@ -67,7 +68,7 @@ impl Sandbox {
     pub async fn owner(&self) -> Owner {
         let account = self.pds.create_account("owner").await.expect("an account");
         let session = Arc::new(MemoryStore::default());
-        let agent = sign_in(self.identity.clone(), &account, Arc::clone(&session)).await;
+        let agent = sign_in_approving(self.identity.clone(), &account, session.clone()).await;
         Owner {
             agent,
             identity: self.identity.clone(),
@@ -247,36 +248,4 @@ pub fn asking(cost: &str, delay_ms: u64) -> Behaviour {
 pub fn release(contract: &mut ComputeContractObject, at: Timestamp) {
     contract.spec.release = true;
     contract.spec.release_requested_at = Some(at);
-}
-
-/// Chromium signing in as `account` and approving.
-#[derive(Debug)]
-struct Approving(Account);
-
-impl Browser for Approving {
-    fn open(&self, url: &Url) -> Result<(), String> {
-        let (url, account) = (url.to_string(), self.0.clone());
-        tokio::spawn(
-            async move { swdesk_devnet::authorize(&url, &account, Decision::Approve).await },
-        );
-        Ok(())
-    }
-}
-
-async fn sign_in(identity: IdentityConfig, account: &Account, store: Arc<MemoryStore>) -> Agent {
-    let config = OAuthConfig {
-        identity,
-        client: ClientKind::Loopback,
-        callback_timeout: Duration::from_secs(90),
-    };
-    let client = OAuthClient::new(
-        config,
-        reqwest::Client::new(),
-        Arc::new(Approving(account.clone())),
-        store,
-    );
-    client
-        .sign_in(&account.handle)
-        .await
-        .expect("sign-in succeeds")
 }

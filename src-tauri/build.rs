@@ -16,6 +16,7 @@ const COMMANDS: &[&str] = &[
     "set_contract",
     "end_deployment",
     "resolve_conflict",
+    "open_receipt",
     "clusters",
     "create_cluster",
     "control_plane",

@@ -27,6 +27,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::set_contract,
             deployments::end_deployment,
             deployments::resolve_conflict,
+            deployments::open_receipt,
             clusters::clusters,
             clusters::create_cluster,
             clusters::control_plane,

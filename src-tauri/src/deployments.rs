@@ -187,6 +187,21 @@ pub async fn resolve_conflict(
         .await?)
 }
 
+/// Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
+/// it); the window names the contract, never an address.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_receipt(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    contract: String,
+) -> Result<(), CommandError> {
+    Ok(desk
+        .open_receipt(kind.into(), &self::name(&name)?, &contract)
+        .await?)
+}
+
 /// Forwards the desk's live events to the window until the app ends.
 pub fn forward_live_events(app: AppHandle, desk: &Desk) {
     let mut live = desk.live();

@@ -1,7 +1,8 @@
 //! A contract on the market from the window, against the sandbox's real PDS and two sandbox
 //! bidders with different prices: requesting it runs a real auction, the cheaper bidder wins,
-//! the contract reaches Deployed with its winner and receipt, and one click releases it (the
-//! winner tears its guest down).
+//! the contract reaches Deployed with its winner and receipt (opened in the owner's browser,
+//! which shows the winner's receipt record), and one click releases it (the winner tears its
+//! guest down).
 
 use std::time::Duration;
 
@@ -10,10 +11,16 @@ use swdesk_devnet::SandboxPds;
 use swdesk_sandbox_bidder::state::GuestPhase;
 use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
 use swdesk_sandbox_peer::sandbox_identity;
+use swdesk_tests::desktop::BrowserPages;
 use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
 
-/// An auction takes the bid window (3 s here) and the guest's boot; generous under load.
-const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
+/// An auction takes the bid window (3 s here) and the guest's boot: about 10 s. Generous,
+/// because on this machine a contract sometimes waits about a minute after the accept before it
+/// sees the guest ready (and again after the release): the requester's ComputeContract returns
+/// `AwaitChange` while the sandbox guest's `vm.onNetwork` is already in the bidder's repo, and
+/// moves on only at a later recheck. That latency is a known defect (see the closing note of
+/// issue 9), not what this test is about: it checks the flow and its outcome.
+const MARKET_TIMEOUT: Duration = Duration::from_secs(180);
 
 async fn bidder(pds: &SandboxPds, cost: &str) -> anyhow::Result<RunningBidder> {
     let account = BidderAccount::create(pds, "e2ebid").await?;
@@ -32,7 +39,9 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
     let owner = pds.create_account("e2emkt").await?;
     let (dear, cheap) = (bidder(&pds, "0.50").await?, bidder(&pds, "0.20").await?);
     let bidders = json!([dear.account.clone(), cheap.account.clone()]);
-    let env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
+    let mut env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
+    let pages = BrowserPages::new("market");
+    env.push(pages.env());
     let mut window = AppWindow::open_with_env("market", &borrowed(&env)).await?;
     window.sign_in().await?;
 
@@ -78,6 +87,26 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
     );
     assert_eq!(cheap.state().guests.len(), 1);
     window.screenshot("deployed").await?;
+
+    let link = window
+        .text_of("[data-contract='vm'] [data-testid='receipt-url']")
+        .await?;
+    window
+        .click("[data-contract='vm'] [data-action='open-receipt']")
+        .await?;
+    let page = pages.wait_for(&link, MARKET_TIMEOUT).await?;
+    assert_eq!(
+        page.status,
+        Some(200),
+        "the receipt's PDS serves it: {page:?}"
+    );
+    assert!(
+        page.text
+            .contains("com.publicdomainrelay.temp.market.receipt")
+            && page.text.contains(&cheap.account),
+        "the browser shows the winner's receipt record: {}",
+        page.text
+    );
 
     window
         .click("[data-contract='vm'] [data-action='release']")

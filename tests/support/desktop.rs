@@ -1,4 +1,6 @@
-//! The desktop's notification service for the tests: `org.freedesktop.Notifications` on the
+//! The desktop around the app, for the tests: [`BrowserPages`], what the owner's browser showed
+//! when the app opened a link; [`OtherApp`], another window taking the focus; and the
+//! notification service: `org.freedesktop.Notifications` on the
 //! suite's D-Bus session bus, as a desktop shell (GNOME Shell, KDE's Plasma, dunst) serves it,
 //! keeping every notification it is asked to show. Under Xvfb there is no desktop, so without
 //! it the app's desktop notifications would go nowhere; with it a test reads what the owner
@@ -129,6 +131,76 @@ impl DesktopNotifications {
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+}
+
+/// The pages the owner's browser showed: the suite's system browser (`authorize.mjs`, Chromium)
+/// loads every page that is not an authorization page and appends its address, HTTP status and
+/// text to this file, named to the app by [`BrowserPages::ENV`].
+#[derive(Debug)]
+pub struct BrowserPages {
+    path: std::path::PathBuf,
+}
+
+/// One page the browser showed.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct ShownPage {
+    pub url: String,
+    pub status: Option<u16>,
+    pub text: String,
+}
+
+impl BrowserPages {
+    /// The variable that names the file to the browser.
+    pub const ENV: &str = "SWDESK_BROWSER_PAGES";
+
+    /// An empty record of pages for the test `test_name`.
+    pub fn new(test_name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "swdesk-e2e-{}-{test_name}-pages.jsonl",
+            std::process::id()
+        ));
+        std::fs::remove_file(&path).ok();
+        Self { path }
+    }
+
+    /// The environment variable for the app (its browser inherits it).
+    pub fn env(&self) -> (&'static str, String) {
+        (Self::ENV, self.path.display().to_string())
+    }
+
+    /// Every page shown so far.
+    pub fn shown(&self) -> anyhow::Result<Vec<ShownPage>> {
+        let Ok(lines) = std::fs::read_to_string(&self.path) else {
+            return Ok(Vec::new());
+        };
+        lines
+            .lines()
+            .map(|line| serde_json::from_str(line).context("a page line is JSON"))
+            .collect()
+    }
+
+    /// Waits up to `timeout` for the browser to have shown `url`.
+    pub async fn wait_for(&self, url: &str, timeout: Duration) -> anyhow::Result<ShownPage> {
+        let started = Instant::now();
+        loop {
+            if let Some(page) = self.shown()?.into_iter().find(|page| page.url == url) {
+                return Ok(page);
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "the browser did not show {url} within {timeout:?}; shown: {:?}",
+                    self.shown()?
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+impl Drop for BrowserPages {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.path).ok();
     }
 }
 

@@ -29,6 +29,7 @@ use swdesk_controller::EngineConfig;
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::uri::RecordUri;
 use tokio::sync::Mutex;
+use url::Url;
 
 use crate::activity::SyncView;
 use crate::clusters::{
@@ -86,6 +87,13 @@ pub enum DeskError {
     /// A cluster call failed.
     #[error(transparent)]
     Cluster(#[from] ClusterError),
+    /// The contract has no receipt whose record can be opened (none yet, or its author's PDS
+    /// is not known).
+    #[error("this contract has no receipt to open yet")]
+    NoReceipt,
+    /// The owner's browser could not be opened.
+    #[error("the browser could not be opened: {0}")]
+    Browser(String),
 }
 
 impl DeskError {
@@ -99,6 +107,8 @@ impl DeskError {
             Self::Record(_) => "record",
             Self::NoGateway => "no-gateway",
             Self::Cluster(cluster) => cluster.code(),
+            Self::NoReceipt => "no-receipt",
+            Self::Browser(_) => "browser",
         }
     }
 }
@@ -210,6 +220,31 @@ impl Desk {
         let now = SystemClock.now();
         self.intent(move |store| deployments::end(store, kind, &name, now))
             .await
+    }
+
+    /// Opens the receipt of the deployment's contract `contract` in the owner's browser: the
+    /// record as its author's PDS serves it. Only the link the desk made for that receipt is
+    /// opened; the window cannot ask for any other address.
+    pub async fn open_receipt(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+        contract: &str,
+    ) -> Result<(), DeskError> {
+        let link = self
+            .deployment(kind, name)
+            .await?
+            .and_then(|(detail, _)| {
+                let mut contracts = detail.contracts.into_iter();
+                contracts.find(|shown| shown.name == contract)
+            })
+            .and_then(|shown| shown.receipt_url)
+            .ok_or(DeskError::NoReceipt)?;
+        let url = Url::parse(&link).map_err(|error| DeskError::Browser(error.to_string()))?;
+        self.sessions
+            .browser()
+            .open(&url)
+            .map_err(DeskError::Browser)
     }
 
     /// The deployment's record as the owner's repo holds it now, beside this device's

@@ -128,6 +128,11 @@ impl Sessions {
         }
     }
 
+    /// The owner's browser (sign-in pages, and the links the desk opens for the owner).
+    pub(crate) fn browser(&self) -> &dyn Browser {
+        self.browser.as_ref()
+    }
+
     /// The sign-in client, its store opened on first use.
     async fn client(&self) -> Result<OAuthClient, KeychainError> {
         let opened = self

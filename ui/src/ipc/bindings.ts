@@ -39,6 +39,11 @@ export const commands = {
 	endDeployment: (kind: Kind, name: string) => typedError<null, CommandError>(__TAURI_INVOKE("end_deployment", { kind, name })),
 	/**  Answers a deployment's conflict: keep this device's declaration, or take the record's. */
 	resolveConflict: (kind: Kind, name: string, keep: Keep) => typedError<null, CommandError>(__TAURI_INVOKE("resolve_conflict", { kind, name, keep })),
+	/**
+	 *  Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
+	 *  it); the window names the contract, never an address.
+	 */
+	openReceipt: (kind: Kind, name: string, contract: string) => typedError<null, CommandError>(__TAURI_INVOKE("open_receipt", { kind, name, contract })),
 	/**  The owner's clusters as last seen. */
 	clusters: () => typedError<ClustersView_Serialize, CommandError>(__TAURI_INVOKE("clusters")),
 	/**  Creates a cluster; answers its phase. */

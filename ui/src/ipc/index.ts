@@ -141,6 +141,12 @@ export async function endDeployment(kind: Kind, name: string): Promise<void> {
   unwrap(await commands.endDeployment(kind, name));
 }
 
+/** Opens the receipt of a deployment's contract in the owner's browser (the shell opens only
+ * the link it made for that receipt). */
+export async function openReceipt(kind: Kind, name: string, contract: string): Promise<void> {
+  unwrap(await commands.openReceipt(kind, name, contract));
+}
+
 /** Answers a conflict: keep this device's declaration, or take the record's. */
 export async function resolveConflict(kind: Kind, name: string, keep: Keep): Promise<void> {
   unwrap(await commands.resolveConflict(kind, name, keep));

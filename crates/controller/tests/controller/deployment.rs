@@ -340,6 +340,45 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
 }
 
 #[tokio::test]
+async fn a_contract_that_moves_on_shows_in_the_deployment_at_once_while_its_record_waits() {
+    use swdesk_core::compute::{ComputeContractSpec, ComputePhase};
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(
+        &world,
+        "web",
+        "wants a guest",
+        vec![contract("api", "requested")],
+    );
+    core.settle(&world).await;
+    let before = get(&world, "web").unwrap();
+    assert_eq!(before.status.contracts[0].phase, ContractPhase::Requesting);
+
+    // The market moves the contract on (as the requester does once the guest is ready); nothing
+    // else changes, and the record's next progress write is a minute away.
+    let mut compute = world.store.list::<ComputeContractSpec>().unwrap().remove(0);
+    compute.status.phase = ComputePhase::Deployed;
+    world.store.update_status(&compute).unwrap();
+    let _ = core
+        .infra
+        .reconcile(&ObjectKey::new(Kind::Infra, Name::parse("web").unwrap()))
+        .await;
+
+    let after = get(&world, "web").unwrap();
+    assert_eq!(
+        after.status.contracts[0].phase,
+        ContractPhase::Deployed,
+        "the deployment shows its contract's phase at once"
+    );
+    assert_eq!(after.status.phase, ObjectPhase::Deployed);
+    assert_eq!(
+        record(&world, "web").unwrap()["status"]["contracts"][0]["phase"],
+        "requesting",
+        "the record's progress write waits for its minute"
+    );
+}
+
+#[tokio::test]
 async fn an_ephemeral_deployment_ends_itself_at_its_deadline() {
     let world = World::new();
     let core = Core::new(&world);

@@ -283,9 +283,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let now = self.context.now();
         match action {
             SyncAction::Create | SyncAction::Push | SyncAction::InSync => {
-                let mut current = object.clone();
-                current.status = status;
-                self.publish(&current, observed, action).await
+                self.publish(object, status, observed, action).await
             }
             SyncAction::Pull => self.pull(object, status, observed).await,
             SyncAction::Conflict => {
@@ -333,14 +331,20 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
     }
 
-    /// Create, Push, or InSync: the record should hold the spec and the status (status-only
-    /// changes at most once a minute); once the child wrote it, the binding is stored.
+    /// Create, Push, or InSync: the record should hold the spec and `status` (status-only
+    /// changes at most once a minute); once the child wrote it, the binding is stored. The
+    /// object's own status is stored at once whenever it differs from `stored`'s, the contracts
+    /// rolled up included: only the record waits for its minute.
     async fn publish(
         &self,
-        object: &ObjectOf<D>,
+        stored: &ObjectOf<D>,
+        status: D::Status,
         observed: &Observed,
         action: SyncAction,
     ) -> Result<Action, ReconcileError> {
+        let mut current = stored.clone();
+        current.status = status;
+        let object = &current;
         let now = self.context.now();
         let created_at = observed
             .facts
@@ -373,7 +377,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             self.bind_status(object, &mut status, child, observed).await;
         }
         set_synced(D::status_mut(&mut status), synced, reason, &message, now);
-        self.write_status(object, status).await?;
+        self.write_status(stored, status).await?;
         Ok(requeue)
     }
 

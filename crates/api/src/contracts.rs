@@ -195,7 +195,8 @@ pub fn receipt_url(uri: &str, names: &Names) -> Option<String> {
     Some(url.to_string())
 }
 
-fn author(uri: &str) -> Option<String> {
+/// The DID whose repo holds the record at `uri`.
+pub fn author(uri: &str) -> Option<String> {
     RecordUri::parse(uri)
         .ok()
         .map(|uri| uri.authority().to_owned())

@@ -231,15 +231,18 @@ impl Desk {
         name: &Name,
         contract: &str,
     ) -> Result<(), DeskError> {
-        let link = self
-            .deployment(kind, name)
+        let receipt = self
+            .deployment_unnamed(kind, name)
             .await?
             .and_then(|(detail, _)| {
                 let mut contracts = detail.contracts.into_iter();
                 contracts.find(|shown| shown.name == contract)
             })
-            .and_then(|shown| shown.receipt_url)
+            .and_then(|shown| shown.receipt)
             .ok_or(DeskError::NoReceipt)?;
+        let author = contracts::author(&receipt);
+        let names = self.identities.names(author, NAMING_BUDGET).await;
+        let link = contracts::receipt_url(&receipt, &names).ok_or(DeskError::NoReceipt)?;
         let url = Url::parse(&link).map_err(|error| DeskError::Browser(error.to_string()))?;
         self.sessions
             .browser()

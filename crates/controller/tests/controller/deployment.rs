@@ -292,8 +292,8 @@ async fn a_record_that_does_not_read_as_a_deployment_is_shown_and_never_overwrit
     assert_eq!(record(&world, "web").unwrap(), broken);
 }
 
-#[tokio::test]
-async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
+/// A world with the deployment `web` whose contract `api` is requested, published and settled.
+async fn requested_and_settled() -> (World, Core) {
     let world = World::new();
     let core = Core::new(&world);
     infra(
@@ -303,6 +303,12 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
         vec![contract("api", "requested")],
     );
     core.settle(&world).await;
+    (world, core)
+}
+
+#[tokio::test]
+async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
+    let (world, core) = requested_and_settled().await;
 
     let object = get(&world, "web").unwrap();
     assert_eq!(object.status.phase, ObjectPhase::Deploying);
@@ -342,15 +348,7 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
 #[tokio::test]
 async fn a_contract_that_moves_on_shows_in_the_deployment_at_once_while_its_record_waits() {
     use swdesk_core::compute::{ComputeContractSpec, ComputePhase};
-    let world = World::new();
-    let core = Core::new(&world);
-    infra(
-        &world,
-        "web",
-        "wants a guest",
-        vec![contract("api", "requested")],
-    );
-    core.settle(&world).await;
+    let (world, core) = requested_and_settled().await;
     let before = get(&world, "web").unwrap();
     assert_eq!(before.status.contracts[0].phase, ContractPhase::Requesting);
 

@@ -1,8 +1,9 @@
 //! A contract on the market from the window, against the sandbox's real PDS and two sandbox
-//! bidders with different prices: requesting it runs a real auction, the cheaper bidder wins,
-//! the contract reaches Deployed with its winner and receipt (opened in the owner's browser,
-//! which shows the winner's receipt record), and one click releases it (the winner tears its
-//! guest down).
+//! bidders, a free one and a paid one (`bids.x402` terms asking 0.35): requesting it runs a real
+//! auction, the free bidder wins (this app does not pay) while the paid offer is shown with its
+//! price, the contract reaches Deployed with its winner and receipt (opened in the owner's
+//! browser, which shows the winner's receipt record), and one click releases it (the winner
+//! tears its guest down).
 
 use std::time::Duration;
 
@@ -18,23 +19,24 @@ use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
 /// load.
 const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
 
-async fn bidder(pds: &SandboxPds, cost: &str) -> anyhow::Result<RunningBidder> {
+/// A sandbox bidder asking `cost` a guest (paid terms), or free terms when `None`.
+async fn bidder(pds: &SandboxPds, cost: Option<&str>) -> anyhow::Result<RunningBidder> {
     let account = BidderAccount::create(pds, "e2ebid").await?;
     let mut config = Config::new(sandbox_identity(pds)?, account);
     config.behaviour = Behaviour {
-        cost: Some(cost.to_owned()),
+        cost: cost.map(str::to_owned),
         ..Behaviour::default()
     };
     Ok(swdesk_sandbox_bidder::start(config).await?)
 }
 
 #[tokio::test]
-async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_click_releases_it()
+async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_click_releases_it()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let owner = pds.create_account("e2emkt").await?;
-    let (dear, cheap) = (bidder(&pds, "0.50").await?, bidder(&pds, "0.20").await?);
-    let bidders = json!([dear.account.clone(), cheap.account.clone()]);
+    let (paid, free) = (bidder(&pds, Some("0.35")).await?, bidder(&pds, None).await?);
+    let bidders = json!([paid.account.clone(), free.account.clone()]);
     let mut env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
     let pages = BrowserPages::new("market");
     env.push(pages.env());
@@ -66,22 +68,26 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
         .await?;
     let contract = window.text_of("[data-contract='vm']").await?;
     assert!(
-        contract.contains(&cheap.account),
-        "the cheaper bidder wins: {contract}"
+        contract.contains(&free.account),
+        "the free bidder wins: {contract}"
     );
     assert!(
         contract.contains(&format!(
             "at://{}/com.publicdomainrelay.temp.market.receipt/",
-            cheap.account
+            free.account
         )),
         "the receipt is the winner's: {contract}"
     );
-    assert_eq!(
-        dear.state().guests.len(),
-        0,
-        "the dearer bidder runs nothing"
+    let bids = window
+        .text_of("[data-contract='vm'] [data-testid='contract-bids']")
+        .await?;
+    assert!(
+        bids.contains("0.35") && bids.contains("free"),
+        "both bids are shown, the paid one with its price: {bids}"
     );
-    assert_eq!(cheap.state().guests.len(), 1);
+    assert_eq!(paid.state().bids.len(), 1, "the paid bidder bid");
+    assert_eq!(paid.state().guests.len(), 0, "the paid bidder runs nothing");
+    assert_eq!(free.state().guests.len(), 1);
     window.screenshot("deployed").await?;
 
     let link = window
@@ -99,7 +105,7 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
     assert!(
         page.text
             .contains("com.publicdomainrelay.temp.market.receipt")
-            && page.text.contains(&cheap.account),
+            && page.text.contains(&free.account),
         "the browser shows the winner's receipt record: {}",
         page.text
     );
@@ -118,7 +124,7 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
         )
         .await?;
     assert_eq!(
-        cheap.state().guests[0].phase,
+        free.state().guests[0].phase,
         GuestPhase::TornDown,
         "the winner tore its guest down"
     );
@@ -127,7 +133,7 @@ async fn requesting_a_contract_runs_an_auction_the_cheaper_bidder_wins_and_one_c
         .await?;
     window.screenshot("released").await?;
     window.close().await?;
-    cheap.stop().await;
-    dear.stop().await;
+    free.stop().await;
+    paid.stop().await;
     Ok(())
 }

@@ -31,6 +31,11 @@ impl Paths {
         self.root.join("crates").join("devnet").join("pds")
     }
 
+    /// The public market's test peer (third-party, beside the project in `../shared`).
+    pub fn market_peer(&self) -> PathBuf {
+        self.root.join("../shared/peers/atproto-market/peer.sh")
+    }
+
     /// A binary built by cargo in the given profile directory (`debug` or `release`).
     pub fn binary(&self, profile_dir: &str, name: &str) -> PathBuf {
         self.target.join(profile_dir).join(name)

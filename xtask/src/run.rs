@@ -49,9 +49,11 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         DEMO_ACCOUNT.1
     );
     let gateway = SandboxGateway::start(paths, &pds)?;
-    // Two bidders with different prices, so requesting a contract shows a real auction.
+    // A free bidder and a paid one (`bids.x402` terms asking 0.35), so requesting a contract
+    // shows a real auction: the free bid wins (the app does not pay), the paid offer is shown
+    // with its price.
     let bidders = [
-        SandboxBidder::start(paths, &pds, "0.20")?,
+        SandboxBidder::start(paths, &pds, "0")?,
         SandboxBidder::start(paths, &pds, "0.35")?,
     ];
     let bidder_dids = bidders

@@ -28,6 +28,8 @@ const APP_PACKAGES: &[&str] = &[
 /// What the checks need beyond the app: a virtual display and WebDriver for the real window,
 /// a D-Bus session and a keychain, Chromium for authorization pages, and the icon tools.
 const TEST_PACKAGES: &[&str] = &[
+    // The public market peer's installer downloads Deno with curl.
+    "curl",
     "xvfb",
     "xauth",
     "dbus",
@@ -66,8 +68,21 @@ pub fn ensure(paths: &crate::paths::Paths, purpose: Purpose) -> anyhow::Result<(
     if purpose == Purpose::Test {
         ensure_tauri_driver()?;
         ensure_cargo_nextest()?;
+        ensure_market_peer(paths)?;
     }
     Ok(())
+}
+
+/// The public market's test peer installed (Deno from the npm registry, its npm packages):
+/// idempotent, and quick when installed, so the tests that start it never wait for a download.
+fn ensure_market_peer(paths: &crate::paths::Paths) -> anyhow::Result<()> {
+    let script = paths.market_peer();
+    anyhow::ensure!(
+        script.exists(),
+        "the public market peer is missing: {} (../shared beside the project)",
+        script.display()
+    );
+    cmd::run(Command::new("bash").arg(script).arg("install"))
 }
 
 fn ensure_apt_packages(packages: &[&str]) -> anyhow::Result<()> {

@@ -57,7 +57,7 @@ fn row(label: &str, calls: Calls, elapsed: Duration) {
 async fn main() {
     let pds = SandboxPds::from_env_or_start().await.unwrap();
     let network = Network::sandbox(&pds.ready_line()).unwrap();
-    let resolver = Resolver::new(network.oauth.identity.clone(), reqwest::Client::new());
+    let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
     let (controller_account, bare_account) = (
         pds.create_account("benchc").await.unwrap(),
         pds.create_account("benchb").await.unwrap(),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use swdesk_atproto::attestation::AttestationKey;
-use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::ReconcileError;
 use swdesk_controller::kinds::compute::Unconnected;
@@ -74,8 +74,6 @@ pub struct MarketAccess {
     pub offerings: OfferingSource,
     /// The account's key for inline attestations (kept in the keychain).
     pub key: AttestationKey,
-    /// How bidders' identities resolve.
-    pub identity: IdentityConfig,
 }
 
 /// The controller of one account, running.
@@ -137,9 +135,9 @@ impl AccountController {
         let mut controller = match market {
             Some(access) => {
                 let market = RequesterMarket::connect_over(
-                    Arc::new(journaled(resolver)),
+                    Arc::new(journaled(resolver.clone())),
                     agent,
-                    access.identity,
+                    resolver,
                     access.offerings,
                     access.key,
                 );

@@ -121,10 +121,8 @@ impl Desk {
 
     /// A desk over `sessions` (tests give theirs a keychain entry of their own).
     pub fn with_sessions(sessions: Sessions, data_dir: PathBuf) -> Self {
-        let resolver = Resolver::new(
-            sessions.network().oauth.identity.clone(),
-            reqwest::Client::new(),
-        );
+        let network = sessions.network();
+        let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
         let live = broadcast::channel(LIVE_BACKLOG).0;
         let to_window = live.clone();
         let identities = Identities::new(resolver).when_named_late(move |_did| {
@@ -399,11 +397,7 @@ impl Desk {
         .map_err(|error| error.to_string())
         .and_then(|key| key.map_err(|error| error.to_string()));
         match key {
-            Ok(key) => Some(MarketAccess {
-                offerings,
-                key,
-                identity: network.oauth.identity.clone(),
-            }),
+            Ok(key) => Some(MarketAccess { offerings, key }),
             Err(error) => {
                 tracing::error!(%error, "no attestation key: contracts wait for the market");
                 None
@@ -503,10 +497,8 @@ impl Desk {
         if let Some(previous) = running.take() {
             previous.stop().await;
         }
-        let resolver = Resolver::new(
-            self.sessions.network().oauth.identity.clone(),
-            reqwest::Client::new(),
-        );
+        let network = self.sessions.network();
+        let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
         self.follow_clusters(&agent, &resolver);
         let market = self.market_access(&agent.did()).await;
         let started = AccountController::start_on_market(

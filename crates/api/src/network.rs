@@ -10,9 +10,10 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use swdesk_atproto::identity::IdentityConfig;
+use swdesk_atproto::identity::{IdentityConfig, loopback_web_did_port};
 use swdesk_atproto::{ClientKind, OAuthConfig};
 use swdesk_market::OfferingSource;
+use swdesk_net::{NetPolicy, Outbound};
 use url::Url;
 
 /// The variable that carries the sandbox's ready line.
@@ -47,6 +48,10 @@ struct SandboxLine {
     /// The accounts of the sandbox's bidders (there is no relay to find their offerings).
     #[serde(default)]
     bidder_dids: Vec<String>,
+    /// The loopback port of the public market peer's dispatcher, which serves its
+    /// `https://did-key-….localhost` services (`cargo xtask run --public-market`).
+    #[serde(default)]
+    market_ingress_port: Option<u16>,
     /// The keychain entry to keep the session in, instead of one per sandbox port (each window
     /// of the end-to-end suite has its own, so one test's session never leaks into the next).
     #[serde(default)]
@@ -85,6 +90,9 @@ pub struct Network {
     pub gateway_did: Option<String>,
     /// Where the compute market's offerings are found, if the network has a market.
     pub market: Option<OfferingSource>,
+    /// The one client every call to another party goes through, under this network's policy
+    /// ([`Network::net_policy`]); clones share it.
+    pub outbound: Outbound,
 }
 
 /// The network description could not be read.
@@ -113,6 +121,14 @@ impl Network {
     pub fn sandbox(ready_line: &str) -> Result<Self, NetworkError> {
         let line: SandboxLine = serde_json::from_str(ready_line)
             .map_err(|error| NetworkError::Sandbox(error.to_string()))?;
+        let peers: Vec<String> = line
+            .gateway_did
+            .iter()
+            .chain(&line.bidder_dids)
+            .cloned()
+            .collect();
+        let identity = IdentityConfig::sandbox(line.plc_url, line.pds_url.clone());
+        let outbound = Outbound::new(sandbox_policy(&identity, &peers, line.market_ingress_port));
         Ok(Self {
             display_name: "Local sandbox".to_owned(),
             keychain_name: line.keychain.unwrap_or_else(|| {
@@ -122,7 +138,7 @@ impl Network {
                 )
             }),
             oauth: OAuthConfig {
-                identity: IdentityConfig::sandbox(line.plc_url, line.pds_url),
+                identity,
                 client: ClientKind::Loopback,
                 callback_timeout: SIGN_IN_TIMEOUT,
             },
@@ -130,6 +146,7 @@ impl Network {
             gateway_did: line.gateway_did,
             market: (!line.bidder_dids.is_empty())
                 .then_some(OfferingSource::Repos(line.bidder_dids)),
+            outbound,
         })
     }
 
@@ -151,7 +168,23 @@ impl Network {
             demo: None,
             gateway_did: Some(swdesk_gateway::DEFAULT_GATEWAY_DID.to_owned()),
             market: market_relay(),
+            outbound: Outbound::new(NetPolicy::public()),
         })
+    }
+}
+
+/// The sandbox's policy: the public network, plus on loopback its PLC and PDS, the peers its
+/// ready line names (`did:web:localhost%3A<port>`) and the public market peer's `*.localhost`
+/// ingress when it runs: the owner's configuration, never a peer's answer, opens a loopback
+/// port.
+fn sandbox_policy(identity: &IdentityConfig, peers: &[String], ingress: Option<u16>) -> NetPolicy {
+    let policy = peers
+        .iter()
+        .filter_map(|did| loopback_web_did_port(did))
+        .fold(identity.net_policy(), NetPolicy::with_loopback_port);
+    match ingress {
+        Some(port) => policy.with_localhost_ingress(port),
+        None => policy,
     }
 }
 
@@ -175,6 +208,29 @@ mod tests {
                 password: "demo-pw".into()
             })
         );
+    }
+
+    #[test]
+    fn the_sandbox_reaches_on_loopback_only_the_services_its_ready_line_names() {
+        let line = LINE.replace(
+            r#""accounts""#,
+            r#""gatewayDid":"did:web:localhost%3A7001","bidderDids":["did:web:localhost%3A7002"],"accounts""#,
+        );
+        let network = Network::sandbox(&line).unwrap();
+        let ports: Vec<u16> = network.outbound.policy().loopback_ports().collect();
+        assert_eq!(ports, vec![2582, 2583, 7001, 7002]);
+        let peer = Url::parse("https://did-key-z.localhost/xrpc/x").unwrap();
+        assert!(network.outbound.policy().check_url(&peer).is_err());
+        let with_peer = line.replace(r#""accounts""#, r#""marketIngressPort":7801,"accounts""#);
+        let network = Network::sandbox(&with_peer).unwrap();
+        assert_eq!(
+            network.outbound.policy().ingress_for("did-key-z.localhost"),
+            Some(7801)
+        );
+        let public = Network::public(None).unwrap();
+        assert_eq!(public.outbound.policy().loopback_ports().count(), 0);
+        let metadata = Url::parse("http://localhost:2583/").unwrap();
+        assert!(public.outbound.policy().check_url(&metadata).is_err());
     }
 
     #[test]

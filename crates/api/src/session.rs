@@ -145,7 +145,9 @@ impl Sessions {
                     }
                 };
                 let (oauth, browser) = (self.network.oauth.clone(), self.browser.clone());
-                store.map(|store| OAuthClient::new(oauth, reqwest::Client::new(), browser, store))
+                store.map(|store| {
+                    OAuthClient::new(oauth, self.network.outbound.clone(), browser, store)
+                })
             })
             .await;
         opened.clone()

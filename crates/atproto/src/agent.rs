@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
+use swdesk_net::Outbound;
 
 use crate::keychain::SessionStore;
 use crate::oauth::{
@@ -33,7 +34,7 @@ pub struct Agent {
 
 #[derive(Debug)]
 struct Inner {
-    http: reqwest::Client,
+    http: Outbound,
     session: RwLock<StoredSession>,
     dpop: DpopKey,
     nonces: Nonces,
@@ -45,7 +46,7 @@ impl Agent {
     /// The agent of a stored session.
     pub fn from_stored(
         stored: StoredSession,
-        http: reqwest::Client,
+        http: Outbound,
         store: Arc<dyn SessionStore>,
     ) -> Result<Self, OAuthError> {
         let dpop = stored.dpop_key().ok_or_else(|| {
@@ -58,7 +59,7 @@ impl Agent {
         stored: StoredSession,
         dpop: DpopKey,
         nonces: Nonces,
-        http: reqwest::Client,
+        http: Outbound,
         store: Arc<dyn SessionStore>,
     ) -> Result<Self, OAuthError> {
         Ok(Self {
@@ -84,7 +85,7 @@ impl Agent {
     }
 
     /// The HTTP client (for unauthenticated calls to other services).
-    pub fn http(&self) -> &reqwest::Client {
+    pub fn http(&self) -> &Outbound {
         &self.inner.http
     }
 
@@ -133,7 +134,8 @@ impl Agent {
         let builder = self
             .inner
             .http
-            .request(method.clone(), url.clone())
+            .request(method.clone(), url.as_str())
+            .map_err(|refused| XrpcError::refused(request.nsid, &refused))?
             .header("Authorization", format!("DPoP {}", token.expose()))
             .header("DPoP", proof);
         let builder = match (&method, &request.body) {
@@ -148,7 +150,7 @@ impl Agent {
         self.inner.nonces.remember(&url, response.headers());
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response.json().await.unwrap_or(Value::Null);
+        let body = crate::xrpc::read_answer(request.nsid, status, response).await?;
         Ok((status, headers, body))
     }
 

@@ -166,6 +166,9 @@ pub struct SignatureCheck {
     pub index: usize,
     /// The `did:key` it names.
     pub key: String,
+    /// The DID it says signed (`issuer`), when it names one: the public market's binding, in
+    /// whose DID document the key is to be found.
+    pub issuer: Option<String>,
     /// Whether it verifies.
     pub result: Result<(), SignatureProblem>,
 }
@@ -186,6 +189,10 @@ pub fn verify_inline_signatures(record: &Value, repository: &str) -> Vec<Signatu
             (entry.get("$type")?.as_str()? == INLINE_SIGNATURE_TYPE).then(|| SignatureCheck {
                 index,
                 key: text(entry, "key").to_owned(),
+                issuer: entry
+                    .get("issuer")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 result: verify_entry(record, entry, repository),
             })
         })
@@ -195,9 +202,16 @@ pub fn verify_inline_signatures(record: &Value, repository: &str) -> Vec<Signatu
 /// The keys of `record`'s inline signatures when it carries some and every one verifies as a
 /// record of `repository`'s repo; `None` otherwise.
 pub fn verified_keys(record: &Value, repository: &str) -> Option<Vec<String>> {
+    verified_signers(record, repository)
+        .map(|checks| checks.into_iter().map(|check| check.key).collect())
+}
+
+/// The checks of `record`'s inline signatures (each with its key and issuer) when it carries
+/// some and every one verifies as a record of `repository`'s repo; `None` otherwise.
+pub fn verified_signers(record: &Value, repository: &str) -> Option<Vec<SignatureCheck>> {
     let checks = verify_inline_signatures(record, repository);
     let verified = !checks.is_empty() && checks.iter().all(|check| check.result.is_ok());
-    verified.then(|| checks.into_iter().map(|check| check.key).collect())
+    verified.then_some(checks)
 }
 
 /// Whether `record` carries inline signatures and every one verifies as a record of

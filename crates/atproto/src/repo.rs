@@ -44,7 +44,7 @@ impl PdsRepo {
                 .map_err(|error| RepoError::Unavailable {
                     message: error.to_string(),
                 })?;
-        call_public(self.agent.http(), &identity.pds, request)
+        call_public(self.resolver.http(), &identity.pds, request)
             .await
             .map_err(repo_error)
     }
@@ -218,6 +218,14 @@ fn repo_error(error: XrpcError) -> RepoError {
             _ => RepoError::Other { error, message },
         },
         XrpcError::Transport { reason, .. } => RepoError::Unavailable { message: reason },
+        refused @ XrpcError::Refused { .. } => RepoError::Other {
+            error: "Refused".to_owned(),
+            message: refused.to_string(),
+        },
+        unreadable @ XrpcError::Unreadable { .. } => RepoError::Other {
+            error: "Unreadable".to_owned(),
+            message: unreadable.to_string(),
+        },
         XrpcError::Session(error) => RepoError::Unauthorized {
             message: error.to_string(),
         },

@@ -7,6 +7,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use url::Url;
 
+use swdesk_net::{BodyError, Limit, Outbound, Refused, read_error, read_json};
+
 use crate::oauth::OAuthError;
 
 /// One XRPC call.
@@ -89,6 +91,22 @@ pub enum XrpcError {
         /// What went wrong.
         reason: String,
     },
+    /// The network policy forbids the call (the service is not an address it may reach).
+    #[error("{nsid} was not sent: {reason}")]
+    Refused {
+        /// The method.
+        nsid: &'static str,
+        /// Which rule refused it.
+        reason: String,
+    },
+    /// The answer is too large or not JSON.
+    #[error("{nsid} answered what cannot be read: {reason}")]
+    Unreadable {
+        /// The method.
+        nsid: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The session cannot authenticate the call any more.
     #[error(transparent)]
     Session(#[from] OAuthError),
@@ -112,6 +130,14 @@ impl XrpcError {
         Self::Transport {
             nsid,
             reason: error_chain(error),
+        }
+    }
+
+    /// The error of a call the network policy forbids.
+    pub fn refused(nsid: &'static str, refused: &Refused) -> Self {
+        Self::Refused {
+            nsid,
+            reason: refused.to_string(),
         }
     }
 
@@ -145,12 +171,14 @@ fn error_chain(error: &reqwest::Error) -> String {
 
 /// Sends an unauthenticated `request` to `service` (public reads of other repos, the PLC).
 pub async fn call_public(
-    http: &reqwest::Client,
+    http: &Outbound,
     service: &Url,
     request: &XrpcRequest,
 ) -> Result<Value, XrpcError> {
     let url = request.url(service)?;
-    let builder = http.request(request.method(), url);
+    let builder = http
+        .request(request.method(), url)
+        .map_err(|refused| XrpcError::refused(request.nsid, &refused))?;
     let builder = match &request.body {
         Some(body) => builder.json(body),
         None => builder,
@@ -161,12 +189,33 @@ pub async fn call_public(
         .await
         .map_err(|error| XrpcError::transport(request.nsid, &error))?;
     let status = response.status();
-    let body = response.json().await.unwrap_or(Value::Null);
+    let body = read_answer(request.nsid, status, response).await?;
     if status.is_success() {
         Ok(body)
     } else {
         Err(XrpcError::from_answer(request.nsid, status, &body))
     }
+}
+
+/// The JSON of an answer with `status`: a success read whole up to [`Limit::LIST`] (an error
+/// when it is larger or not JSON), an error answer's `{error, message}` or `null`.
+pub(crate) async fn read_answer(
+    nsid: &'static str,
+    status: StatusCode,
+    response: reqwest::Response,
+) -> Result<Value, XrpcError> {
+    if !status.is_success() {
+        return Ok(read_error(response).await);
+    }
+    read_json(response, Limit::LIST)
+        .await
+        .map_err(|error| match error {
+            BodyError::Transport(reason) => XrpcError::Transport { nsid, reason },
+            unreadable => XrpcError::Unreadable {
+                nsid,
+                reason: unreadable.to_string(),
+            },
+        })
 }
 
 #[cfg(test)]

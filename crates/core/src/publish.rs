@@ -12,6 +12,7 @@ use swdesk_lexicon::computer::socialweb::infra::{
     ContractStatus as RecordContractStatus, ContractStatusPhase, EndReason as RecordEndReason,
     Status, StatusPhase,
 };
+use swdesk_lexicon::text::fit;
 use swdesk_lexicon::{EphemeralInfra, Infra};
 
 use crate::declaration::Declaration;
@@ -88,13 +89,20 @@ pub fn record_status(status: &InfraStatus, expires_at: Option<Timestamp>) -> Sta
     }
 }
 
+/// The lexicon's `maxLength` of a contract status's `message`: a longer message (a bidder's
+/// refusal, say) is cut, never allowed to make the owner's record invalid.
+const CONTRACT_MESSAGE_MAX: usize = 2048;
+
 fn record_contract_status(status: &ContractStatus) -> RecordContractStatus {
     RecordContractStatus {
         name: status.name.clone(),
         phase: Some(record_contract_phase(status.phase)),
         winner: status.winner.clone(),
         receipt: status.receipt.clone(),
-        message: status.message.clone(),
+        message: status
+            .message
+            .as_deref()
+            .map(|message| fit(message, CONTRACT_MESSAGE_MAX).into_owned()),
         extra: serde_json::Map::new(),
     }
 }
@@ -275,6 +283,19 @@ mod tests {
         }
         assert_eq!(value["contracts"][0]["gpu"], "a100");
         assert_eq!(value["status"]["contracts"][0]["phase"], "requesting");
+    }
+
+    #[test]
+    fn a_peers_message_of_any_length_is_cut_so_the_record_still_validates() {
+        let mut long = status();
+        long.contracts[0].message = Some(format!("refused: {}", "é".repeat(100 * 1024)));
+        let record = infra_record(&spec(), &long, at("2026-12-02T18:44:00Z"), None);
+        let value = record.to_record_value().unwrap();
+        assert_eq!(record_problems(DeploymentKind::Infra, &value), vec![]);
+        let message = value["status"]["contracts"][0]["message"].as_str().unwrap();
+        assert!(message.len() <= CONTRACT_MESSAGE_MAX);
+        assert!(message.starts_with("refused: é"));
+        assert!(message.ends_with(swdesk_lexicon::text::CUT_MARK));
     }
 
     #[test]

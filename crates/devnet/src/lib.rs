@@ -5,7 +5,9 @@
 //! written to it are real records in a real repo, and sign-in goes through its real OAuth pages.
 
 pub mod authorize;
+pub mod market_peer;
 pub mod pds;
 
 pub use authorize::{Decision, authorize};
+pub use market_peer::{MarketPeerError, PublicMarketPeer};
 pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};

@@ -9,6 +9,7 @@
 //! never logged.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use swdesk_net::{BodyError, Limit, read_bytes};
 
 use reqwest::StatusCode;
 use serde::Serialize;
@@ -73,14 +74,14 @@ pub(crate) struct Inner {
     pub(crate) did: String,
     resolver: Resolver,
     auth: ServiceAuth,
-    http: reqwest::Client,
+    pub(crate) http: swdesk_net::Outbound,
     endpoint: Mutex<Option<Url>>,
 }
 
 impl GatewayClient {
     /// A client acting for `agent`'s account at the gateway `config` names.
     pub fn new(config: GatewayClientConfig, agent: Agent) -> Self {
-        let http = agent.http().clone();
+        let http = config.resolver.http().clone();
         Self {
             inner: Arc::new(Inner {
                 did: config.did,
@@ -214,6 +215,10 @@ impl Inner {
         let mut request = self
             .http
             .request(verb, url)
+            .map_err(|refused| GatewayError::Transport {
+                method,
+                reason: refused.to_string(),
+            })?
             .query(query)
             .bearer_auth(token.expose());
         if let Some(body) = body {
@@ -228,17 +233,21 @@ impl Inner {
             }
         })?;
         let status = response.status();
-        let text = response
-            .text()
+        let limit = if status.is_success() {
+            Limit::LIST
+        } else {
+            Limit::ERROR
+        };
+        let bytes = read_bytes(response, limit)
             .await
-            .map_err(|error| GatewayError::Transport {
-                method,
-                reason: error.to_string(),
+            .map_err(|error| match error {
+                BodyError::Transport(reason) => GatewayError::Transport { method, reason },
+                too_large => invalid(method, &too_large),
             })?;
         if !status.is_success() {
-            return Err(refusal(method, status, &text));
+            return Err(refusal(method, status, &String::from_utf8_lossy(&bytes)));
         }
-        serde_json::from_str(&text).map_err(|error| invalid(method, &error))
+        serde_json::from_slice(&bytes).map_err(|error| invalid(method, &error))
     }
 }
 

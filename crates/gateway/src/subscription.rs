@@ -23,6 +23,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 use crate::client::{Inner, refusal};
@@ -206,6 +207,11 @@ fn closed(reason: &str) -> GatewayError {
     }
 }
 
+/// The largest frame (and message) the feed reads: a bigger one breaks the connection.
+const MAX_FRAME: usize = 4 * 1024 * 1024;
+/// How long the WebSocket handshake may take once connected.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
+
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -228,7 +234,19 @@ async fn open(inner: &Inner, name: Option<&str>) -> Result<Socket, GatewayError>
         .map_err(|_| closed("the token is not a header value"))?;
     bearer.set_sensitive(true);
     request.headers_mut().insert("authorization", bearer);
-    match tokio_tungstenite::connect_async(request).await {
+    let stream = inner.http.connect_tcp(&url).await.map_err(|error| {
+        inner.forget_endpoint();
+        closed(&error.to_string())
+    })?;
+    let limits = WebSocketConfig::default()
+        .max_message_size(Some(MAX_FRAME))
+        .max_frame_size(Some(MAX_FRAME));
+    let handshake =
+        tokio_tungstenite::client_async_tls_with_config(request, stream, Some(limits), None);
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)
+        .await
+        .map_err(|_| closed("the WebSocket handshake timed out"))?;
+    match handshake {
         Ok((socket, _)) => Ok(socket),
         Err(tungstenite::Error::Http(response)) => {
             let body = response

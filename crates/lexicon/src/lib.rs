@@ -28,6 +28,7 @@ mod record;
 mod redacted;
 pub mod schema;
 pub mod syntax;
+pub mod text;
 mod union;
 pub mod validate;
 pub mod xrpc;

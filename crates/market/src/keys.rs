@@ -1,18 +1,23 @@
-//! Binding attestation keys to their repos, as the market expects: an inline signature names a
-//! `did:key`, and a verifier trusts it for a repo only when that repo publishes the key as a
-//! `market.badgeBlueKey` record keyed by the `did:key`. The requester publishes its own key
-//! before its first signed record goes out, and trusts a bidder's bid or receipt only when the
-//! bidder's repo publishes the key that signed it.
+//! Binding attestation keys to their repos, as the market's two dialects do. An inline
+//! signature names a `did:key`; a verifier trusts it for a record of an author's ([`binding`])
+//! when the author's repo publishes the key as a `market.badgeBlueKey` record keyed by the
+//! `did:key` (ours), or when the author's DID document lists it among its verification methods,
+//! or the DID document of the signature's `issuer` does (the public implementation's binding: it
+//! signs with `issuer` = its own DID or a `did:web:did-key-…` ingress DID). The requester
+//! publishes its own key before its first signed record goes out.
 //!
 //! Publishing is idempotent by construction: the record key is the `did:key`, and the record is
 //! written only when it is missing or names another key, so a restart never rewrites it.
 
 use serde_json::Value;
+use swdesk_atproto::attestation::SignatureCheck;
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key::{self, BadgeBlueKey};
+
+use crate::peers::Peers;
 
 /// Why a key's publication could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +79,49 @@ pub async fn is_published<R: RecordRepo>(
         })?;
     let found = repo.get(&uri).await?;
     Ok(found.is_some_and(|record| record.value["key"].as_str() == Some(did_key)))
+}
+
+/// How a key that signed a record of an author's is bound to that author.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyBinding {
+    /// The author's repo publishes it as a `market.badgeBlueKey`.
+    Published,
+    /// The author's DID document lists it.
+    AuthorDocument,
+    /// The DID document of the signature's `issuer` (named here) lists it.
+    IssuerDocument(String),
+}
+
+/// How `signer`'s key is bound to `author`, or `None` when it is not.
+pub async fn binding<R: RecordRepo, P: Peers>(
+    repo: &R,
+    peers: &P,
+    author: &str,
+    signer: &SignatureCheck,
+) -> Result<Option<KeyBinding>, KeyError> {
+    if is_published(repo, author, &signer.key).await? {
+        return Ok(Some(KeyBinding::Published));
+    }
+    if listed_by(peers, author, &signer.key).await {
+        return Ok(Some(KeyBinding::AuthorDocument));
+    }
+    match signer.issuer.as_deref() {
+        Some(issuer) if issuer != author && listed_by(peers, issuer, &signer.key).await => {
+            Ok(Some(KeyBinding::IssuerDocument(issuer.to_owned())))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Whether `did`'s document lists `key` (a document that does not resolve lists nothing).
+async fn listed_by<P: Peers>(peers: &P, did: &str, key: &str) -> bool {
+    match peers.document_keys(did).await {
+        Ok(keys) => keys.iter().any(|listed| listed == key),
+        Err(error) => {
+            tracing::debug!(%did, %error, "no DID document to bind a key with");
+            false
+        }
+    }
 }
 
 /// Those of `keys` (the keys that signed a record of `author`'s) that `author`'s repo does not

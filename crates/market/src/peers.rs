@@ -5,9 +5,15 @@
 //! the DID's document to an endpoint, and every call carries a service-auth token minted by the
 //! owner's PDS (`aud` = the service DID, `lxm` = the method's NSID).
 //!
+//! Every call goes through the owner's [`Outbound`] policy: a service endpoint or a grant
+//! `url` a peer names is called only when the policy allows its address (https to the public
+//! internet, or a loopback service the owner's sandbox configuration names), and its answer is
+//! read under a size cap.
+//!
 //! Invariants: a token is never logged; an answer is either the method's output or a
 //! [`PeerError`] saying whether trying again may help (unreachable, 5xx, a rate limit) or not
-//! (the bidder refused: 4xx).
+//! (the bidder refused: 4xx; the policy forbids the address; the answer is too large); a
+//! peer's words in a [`PeerError`] are one line of at most [`PEER_WORDS_MAX`] bytes.
 
 use std::future::Future;
 
@@ -19,6 +25,10 @@ use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     submit_accept, submit_event, submit_rfp,
 };
+use swdesk_lexicon::text::peer_text;
+
+use crate::service_ref::{ServiceRef, audience};
+use swdesk_net::{BodyError, Limit, Outbound, read_error, read_json};
 use url::Url;
 
 /// Why a call to another party failed.
@@ -73,6 +83,13 @@ pub trait Peers: Send + Sync + std::fmt::Debug + 'static {
         rfp: &StrongRef,
     ) -> impl Future<Output = Result<Option<StrongRef>, PeerError>> + Send;
 
+    /// The keys `did`'s DID document vouches for, as `did:key`s (the public market binds a
+    /// signing key to its signer this way).
+    fn document_keys(
+        &self,
+        did: &str,
+    ) -> impl Future<Output = Result<Vec<String>, PeerError>> + Send;
+
     /// The bidder's grant (`receipts.free`) of our `accepts.free`, from the terms' `url`.
     fn fetch_grant(
         &self,
@@ -123,48 +140,59 @@ impl ServiceTokens for ServiceAuth {
 /// [`Peers`] over HTTP.
 #[derive(Debug)]
 pub struct HttpPeers<T> {
-    http: reqwest::Client,
+    http: Outbound,
     resolver: Resolver,
     tokens: T,
     offerings: OfferingSource,
 }
 
 impl<T: ServiceTokens> HttpPeers<T> {
-    /// Peers reached with `http`, services resolved with `resolver`, calls authorized by
-    /// `tokens`, offerings found at `offerings`.
-    pub fn new(
-        http: reqwest::Client,
-        resolver: Resolver,
-        tokens: T,
-        offerings: OfferingSource,
-    ) -> Self {
+    /// Peers reached with `resolver`'s client, their services resolved with it, calls
+    /// authorized by `tokens`, offerings found at `offerings`.
+    pub fn new(resolver: Resolver, tokens: T, offerings: OfferingSource) -> Self {
         Self {
-            http,
+            http: resolver.http().clone(),
             resolver,
             tokens,
             offerings,
         }
     }
 
-    /// The endpoint of the service reference `did:…#fragment`.
+    /// The audience and endpoint of a service reference in either dialect
+    /// ([`ServiceRef`]).
     async fn endpoint(&self, service: &str) -> Result<(String, String), PeerError> {
-        let (did, fragment) = service
-            .split_once('#')
-            .filter(|(did, fragment)| did.starts_with("did:") && !fragment.is_empty())
-            .ok_or_else(|| PeerError::refused(format!("{service:?} is not a service reference")))?;
+        let reference = ServiceRef::parse(service).map_err(|why| {
+            let service = peer_text(service, PEER_WORDS_MAX);
+            PeerError::refused(format!("{service:?} is not a service reference: {why}"))
+        })?;
+        let (did, endpoint) = match reference {
+            ServiceRef::Url(url) => (None, url),
+            ServiceRef::Did { did, id } => {
+                let endpoint = self.endpoint_in_document(&did, &id).await?;
+                (Some(did), endpoint)
+            }
+        };
+        let audience = audience(did.as_deref(), &endpoint);
+        Ok((audience, endpoint.as_str().trim_end_matches('/').to_owned()))
+    }
+
+    /// The endpoint of the service `id` (or its other dialect's id) in `did`'s document.
+    async fn endpoint_in_document(&self, did: &str, id: &str) -> Result<Url, PeerError> {
         let document =
             self.resolver.did_document(did).await.map_err(|error| {
                 PeerError::transient(format!("{did} does not resolve: {error}"))
             })?;
-        let long = format!("{did}#{fragment}");
-        let short = format!("#{fragment}");
-        let endpoint = document
+        let ids = ServiceRef::matching_ids(did, id);
+        let text = document
             .service
             .iter()
-            .find(|entry| entry.id == short || entry.id == long)
+            .find(|entry| ids.contains(&entry.id))
             .and_then(|entry| entry.service_endpoint.as_str())
-            .ok_or_else(|| PeerError::refused(format!("{did} has no service {short}")))?;
-        Ok((did.to_owned(), endpoint.trim_end_matches('/').to_owned()))
+            .ok_or_else(|| PeerError::refused(format!("{did} has no service #{id}")))?;
+        Url::parse(text).map_err(|_| {
+            let text = peer_text(text, PEER_WORDS_MAX);
+            PeerError::refused(format!("{did}'s service #{id} is not a URL: {text}"))
+        })
     }
 
     /// Calls the procedure `nsid` at `service` with `body`, authorized for it.
@@ -174,9 +202,10 @@ impl<T: ServiceTokens> HttpPeers<T> {
         let request = self
             .http
             .post(format!("{endpoint}/xrpc/{nsid}"))
+            .map_err(refused_address)?
             .bearer_auth(token.expose())
             .json(body);
-        send(nsid, request).await
+        send(nsid, request, Limit::RECORD).await
     }
 }
 
@@ -198,7 +227,8 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
                 ("limit", "500".into()),
             ];
             query.extend(cursor.take().map(|cursor| ("cursor", cursor)));
-            let answer = send("listReposByCollection", self.http.get(url).query(&query)).await?;
+            let request = self.http.get(url).map_err(refused_address)?.query(&query);
+            let answer = send("listReposByCollection", request, Limit::LIST).await?;
             let page = answer["repos"].as_array().cloned().unwrap_or_default();
             repos.extend(
                 page.iter()
@@ -226,6 +256,14 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
         })
     }
 
+    async fn document_keys(&self, did: &str) -> Result<Vec<String>, PeerError> {
+        let document =
+            self.resolver.did_document(did).await.map_err(|error| {
+                PeerError::transient(format!("{did} does not resolve: {error}"))
+            })?;
+        Ok(document.did_keys())
+    }
+
     async fn fetch_grant(
         &self,
         terms_url: &str,
@@ -237,14 +275,16 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
             path_segment(&accepts_free.uri),
             accepts_free.cid
         );
-        let answer = send("the free grant", self.http.get(url)).await?;
+        let request = self.http.get(url).map_err(refused_address)?;
+        let answer = send("the free grant", request, Limit::RECORD).await?;
         match (answer["uri"].as_str(), answer["cid"].as_str()) {
             (Some(uri), Some(cid)) => Ok(StrongRef {
                 uri: uri.to_owned(),
                 cid: cid.to_owned(),
             }),
             _ => Err(PeerError::refused(format!(
-                "the grant endpoint answered no strong reference: {answer}"
+                "the grant endpoint answered no strong reference: {}",
+                peer_text(&answer.to_string(), PEER_WORDS_MAX)
             ))),
         }
     }
@@ -292,34 +332,76 @@ fn path_segment(uri: &str) -> String {
 
 fn parse<O: serde::de::DeserializeOwned>(what: &str, answer: Value) -> Result<O, PeerError> {
     serde_json::from_value(answer).map_err(|error| {
+        let error = peer_text(&error.to_string(), PEER_WORDS_MAX);
         PeerError::refused(format!("{what} answered an unreadable output: {error}"))
     })
 }
 
-/// Sends `request`, reads its JSON answer, or says whether the failure is worth retrying.
-async fn send(what: &str, request: reqwest::RequestBuilder) -> Result<Value, PeerError> {
+/// The most bytes of a peer's own words (an error name, a message) a [`PeerError`] keeps.
+pub const PEER_WORDS_MAX: usize = 512;
+
+/// A call the owner's network policy forbids: the peer named an address it may not reach.
+fn refused_address(refused: swdesk_net::Refused) -> PeerError {
+    PeerError::refused(format!("not called: {refused}"))
+}
+
+/// Sends `request`, reads its JSON answer of at most `limit` bytes, or says whether the
+/// failure is worth retrying.
+async fn send(
+    what: &str,
+    request: reqwest::RequestBuilder,
+    limit: Limit,
+) -> Result<Value, PeerError> {
     let response = request
-        .timeout(std::time::Duration::from_secs(60))
+        .timeout(PEER_TIMEOUT)
         .send()
         .await
-        .map_err(|error| {
-            PeerError::transient(format!("{what}: unreachable: {}", error.without_url()))
-        })?;
+        .map_err(|error| unreachable(what, error))?;
     let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
     if status.is_success() {
-        return Ok(body);
+        return read_json(response, limit)
+            .await
+            .map_err(|error| unreadable(what, error));
     }
-    let message = format!(
-        "{what} answered {status}: {} {}",
-        body["error"].as_str().unwrap_or_default(),
-        body["message"].as_str().unwrap_or_default()
-    );
+    let body = read_error(response).await;
+    let words = |field: &str| peer_text(body[field].as_str().unwrap_or_default(), PEER_WORDS_MAX);
+    let message = if body.is_object() {
+        format!(
+            "{what} answered {status}: {} {}",
+            words("error"),
+            words("message")
+        )
+    } else {
+        format!("{what} answered {status} (no readable error)")
+    };
     let transient = status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408;
     Err(PeerError {
         message: message.trim_end().to_owned(),
         transient,
     })
+}
+
+/// How long a call to a peer may take, answer included.
+const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn unreachable(what: &str, error: reqwest::Error) -> PeerError {
+    let reason = if error.is_redirect() {
+        return PeerError::refused(format!("{what}: {}", error.without_url()));
+    } else if error.is_timeout() {
+        "timed out".to_owned()
+    } else {
+        error.without_url().to_string()
+    };
+    PeerError::transient(format!("{what}: unreachable: {reason}"))
+}
+
+fn unreadable(what: &str, error: BodyError) -> PeerError {
+    match error {
+        BodyError::Transport(reason) => {
+            PeerError::transient(format!("{what}: the answer broke off: {reason}"))
+        }
+        refused => PeerError::refused(format!("{what}: {refused}")),
+    }
 }
 
 #[cfg(test)]

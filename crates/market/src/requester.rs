@@ -22,11 +22,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_keys};
+use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_signers};
 use swdesk_core::auction::bidders::{FoundOffering, asked_bidders};
 use swdesk_core::auction::bids::{Auction, CountedBid, Decision, ReceivedBid, admit, decide};
 use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
-use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_receipt};
+use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
 use swdesk_core::compute::{
@@ -44,7 +44,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, bid, event, offering, receipt, receipts, rfp as rfp_nsid,
 };
 
-use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
 
@@ -56,6 +56,11 @@ use crate::status::project;
 
 /// The fragment of a bidder's market service when its offering names none.
 pub const MARKET_SERVICE: &str = "#temp_market";
+/// Where the accept says the guest's events go: the owner's compute-event service in the
+/// public implementation's naming. The app serves none: a provider writes its events to its own
+/// repo before it pushes them (the public one only when the accept names a place), and the app
+/// reads them there.
+pub const EVENT_SERVICE: &str = "#pdr_temp_compute_event";
 /// How long the guest may take to report `vm.onNetwork` when `vmReadyTimeoutSec` is absent.
 pub const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -136,17 +141,17 @@ pub struct RequesterMarket<R, P> {
 
 impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
     /// The market of the signed-in `agent` (its repo through [`PdsRepo`], service auth through
-    /// atproto's cached [`ServiceAuth`]), resolving identities with `identity`, finding offerings
-    /// at `offerings`, signing with `key`, on the wall clock with the default settings.
+    /// atproto's cached [`ServiceAuth`]), resolving identities and reaching the other parties
+    /// with `resolver` (its client carries the owner's network policy), finding offerings at
+    /// `offerings`, signing with `key`, on the wall clock with the default settings.
     pub fn connect(
         agent: Agent,
-        identity: IdentityConfig,
+        resolver: Resolver,
         offerings: OfferingSource,
         key: AttestationKey,
     ) -> Self {
-        let resolver = Resolver::new(identity.clone(), agent.http().clone());
-        let repo = Arc::new(PdsRepo::new(agent.clone(), resolver));
-        RequesterMarket::connect_over(repo, agent, identity, offerings, key)
+        let repo = Arc::new(PdsRepo::new(agent.clone(), resolver.clone()));
+        RequesterMarket::connect_over(repo, agent, resolver, offerings, key)
     }
 }
 
@@ -156,14 +161,12 @@ impl<R: RecordRepo + std::fmt::Debug + 'static> RequesterMarket<R, HttpPeers<Ser
     pub fn connect_over(
         repo: Arc<R>,
         agent: Agent,
-        identity: IdentityConfig,
+        resolver: Resolver,
         offerings: OfferingSource,
         key: AttestationKey,
     ) -> Self {
-        let http = agent.http().clone();
-        let resolver = Resolver::new(identity, http.clone());
         let tokens = ServiceAuth::new(agent);
-        let peers = HttpPeers::new(http, resolver, tokens, offerings);
+        let peers = HttpPeers::new(resolver, tokens, offerings);
         Self::new(
             repo,
             Arc::new(peers),
@@ -316,7 +319,8 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 (accepts::free::NSID, value, started, true)
             }
             (RecordRole::Accept, Step::GrantReceived { won, grant }) => {
-                let value = record_value(&records::accept(won, grant, None))?;
+                let events = format!("{}{EVENT_SERVICE}", self.repo.owner());
+                let value = record_value(&records::accept(won, grant.as_ref(), Some(&events)))?;
                 (accept::NSID, value, started, true)
             }
             (RecordRole::Delete, Step::Releasing { requested_at, .. }) => {
@@ -534,12 +538,10 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             return Err(Stop::Fail("no accepts.free to settle".to_owned()));
         };
         let terms = self.fetch(&won.winner.terms).await?;
-        let url = terms.value["url"].as_str().ok_or_else(|| {
-            Stop::Fail(format!(
-                "the free terms {} name no grant url",
-                won.winner.terms.uri
-            ))
-        })?;
+        let Some(url) = terms.value["url"].as_str() else {
+            tracing::info!(terms = %won.winner.terms.uri, "free terms without a grant endpoint");
+            return Ok(Outcome::GrantReceived(None));
+        };
         let grant_ref = self.peers.fetch_grant(url, free_accept).await?;
         let grant = self.fetch_signed(&grant_ref).await?;
         let grant = receipts::free::Free::from_record_value(grant.value)
@@ -556,7 +558,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             },
         );
         checked(mismatches, "the free grant")?;
-        Ok(Outcome::GrantReceived(grant_ref))
+        Ok(Outcome::GrantReceived(Some(grant_ref)))
     }
 
     async fn send_accept(&self, flow: &Flow) -> Result<Outcome, Stop> {
@@ -581,7 +583,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             return Err(Stop::Fail("no receipt to verify".to_owned()));
         };
         let fetched = self.fetch_signed(&held.receipt).await?;
-        let receipt = receipt::Receipt::from_record_value(fetched.value)
+        let receipt = receipt::Receipt::from_record_value(fetched.value.clone())
             .map_err(|error| Stop::Fail(format!("the receipt is not a market.receipt: {error}")))?;
         let ours = self.fetch(accept).await?;
         let deal = Deal {
@@ -593,7 +595,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             requester: self.repo.owner(),
         };
         checked(
-            verify_receipt(&held.receipt.uri, &receipt, &deal),
+            verify_stored_receipt(&held.receipt.uri, &receipt, &fetched.value, &deal),
             "the receipt",
         )?;
         Ok(Outcome::ReceiptVerified(self.clock.now()))
@@ -715,24 +717,33 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         Ok(record)
     }
 
-    /// The record, when it carries inline signatures that verify as its author's.
+    /// The record, when it carries inline signatures that verify as its author's, each by a
+    /// key bound to its author ([`keys::KeyBinding`]).
     async fn fetch_signed(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
         let record = self.fetch(reference).await?;
         let author = record.uri.authority();
-        let Some(signers) = verified_keys(&record.value, author) else {
+        let Some(signers) = verified_signers(&record.value, author) else {
             return Err(Stop::Fail(format!(
                 "{} carries no verifying inline signature of its author",
                 reference.uri
             )));
         };
-        let unpublished = keys::unpublished_keys(&*self.repo, author, signers)
-            .await
-            .map_err(|error| Stop::Retry(format!("{}: {error} (will retry)", reference.uri)))?;
-        if !unpublished.is_empty() {
+        let mut unbound = Vec::new();
+        for signer in &signers {
+            let binding = keys::binding(&*self.repo, &*self.peers, author, signer)
+                .await
+                .map_err(|error| Stop::Retry(format!("{}: {error} (will retry)", reference.uri)))?;
+            match binding {
+                Some(binding) => tracing::debug!(uri = %reference.uri, ?binding, "key bound"),
+                None => unbound.push(signer.key.clone()),
+            }
+        }
+        if !unbound.is_empty() {
             return Err(Stop::Fail(format!(
-                "{} is signed with a key its author does not publish ({})",
+                "{} is signed with a key neither its author publishes nor its author's or the \
+                 signature issuer's DID document lists ({})",
                 reference.uri,
-                unpublished.join(", ")
+                unbound.join(", ")
             )));
         }
         Ok(record)
@@ -830,6 +841,9 @@ mod tests {
         }
         async fn submit_rfp(&self, _: &str, _: &StrongRef) -> Result<Option<StrongRef>, PeerError> {
             Ok(None)
+        }
+        async fn document_keys(&self, _: &str) -> Result<Vec<String>, PeerError> {
+            Ok(Vec::new())
         }
         async fn fetch_grant(&self, _: &str, _: &StrongRef) -> Result<StrongRef, PeerError> {
             Err(PeerError::refused("no grants here"))

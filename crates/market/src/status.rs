@@ -1,11 +1,12 @@
 //! The ComputeContract status a flow shows: its phase, the winner, the receipt, the bids
-//! counted, what it waits for (or why it failed), and the flow itself, persisted whole.
+//! counted (free and paid, each with its price; only a free bid can win, as this app does not
+//! pay), what it waits for (or why it failed), and the flow itself, persisted whole.
 //!
 //! Invariant: the status is a function of the flow and the status before it; a value the flow
 //! no longer carries (the bids once a winner is chosen, the winner once only the receipt is
 //! held) is kept from the status before, so the window keeps showing it.
 
-use swdesk_core::auction::bids::Cost;
+use swdesk_core::auction::bids::{Cost, CountedBid};
 use swdesk_core::auction::flow::{Flow, Step};
 use swdesk_core::compute::{Bid, ComputeContractStatus};
 
@@ -80,12 +81,12 @@ fn message(step: &Step, bid_count: usize) -> String {
         }
         Step::RfpWritten { .. } => "sending the RFP to the bidders".to_owned(),
         Step::RfpSent { auction, bids } => format!(
-            "waiting for bids: {} counted from {} bidder(s) asked; the window closes at {}",
-            bids.len(),
+            "waiting for bids: {} from {} bidder(s) asked; the window closes at {}",
+            tally(bids),
             auction.asked.len(),
             auction.closes_at()
         ),
-        Step::BidsCollected { bids, .. } => format!("choosing the winner of {} bid(s)", bids.len()),
+        Step::BidsCollected { bids, .. } => format!("choosing the winner: {}", tally(bids)),
         Step::WinnerChosen(won)
         | Step::FreeAcceptWritten { won, .. }
         | Step::GrantReceived { won, .. }
@@ -107,10 +108,24 @@ fn message(step: &Step, bid_count: usize) -> String {
     }
 }
 
+/// `"2 bid(s) counted"`, naming the paid ones when there are any: they cannot win.
+fn tally(bids: &[CountedBid]) -> String {
+    match bids.iter().filter(|bid| !bid.free).count() {
+        0 => format!("{} bid(s) counted", bids.len()),
+        paid => format!(
+            "{} bid(s) counted, {paid} of them paid (this app does not pay)",
+            bids.len()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+    use swdesk_core::auction::bids::Auction;
     use swdesk_core::auction::flow::Held;
+    use swdesk_core::auction::request::Bidding;
     use swdesk_core::compute::{ComputePhase, StrongRef};
     use swdesk_core::timestamp::Timestamp;
 
@@ -162,6 +177,53 @@ mod tests {
         assert_eq!(priced(Cost::Nanos(250_000_000)).as_deref(), Some("0.25"));
         assert_eq!(priced(Cost::Nanos(0)).as_deref(), Some("0"));
         assert_eq!(priced(Cost::Unknown), None);
+    }
+
+    #[test]
+    fn collected_paid_bids_are_shown_with_their_price_and_named_as_paid() {
+        let free = CountedBid {
+            bidder: "did:plc:free".into(),
+            bid: held().receipt,
+            terms: held().receipt,
+            cost: Cost::ZERO,
+            free: true,
+            submit_accept: None,
+            received_at: Timestamp::MIN,
+        };
+        let paid = CountedBid {
+            bidder: "did:plc:paid".into(),
+            cost: Cost::Nanos(350_000_000),
+            free: false,
+            ..free.clone()
+        };
+        let auction = Auction {
+            rfp: held().receipt,
+            asked: Vec::new(),
+            denied: Vec::new(),
+            opened_at: Timestamp::MIN,
+            bidding: Bidding {
+                window: Duration::from_secs(30),
+                first_free: false,
+            },
+        };
+        let step = Step::BidsCollected {
+            auction,
+            bids: vec![free, paid],
+        };
+        let status = project(&ComputeContractStatus::default(), flow(step), None);
+        let shown: Vec<_> = status
+            .bids
+            .iter()
+            .map(|bid| (bid.bidder.as_str(), bid.cost.as_deref()))
+            .collect();
+        assert_eq!(
+            shown,
+            [("did:plc:free", Some("0")), ("did:plc:paid", Some("0.35"))]
+        );
+        assert_eq!(
+            status.message.as_deref(),
+            Some("choosing the winner: 2 bid(s) counted, 1 of them paid (this app does not pay)")
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! `submitEvent`).
 
 use std::sync::Mutex;
+use swdesk_net::Outbound;
 
 use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, sign_record};
@@ -52,7 +53,10 @@ impl Bidder {
             url,
             account,
             key: config.attestation_key,
-            resolver: Resolver::new(config.identity, http.clone()),
+            resolver: Resolver::new(
+                config.identity.clone(),
+                Outbound::new(config.identity.net_policy().with_any_loopback_port()),
+            ),
             http,
             ledger: Ledger::default(),
             boot_step: config.boot_step,

@@ -1,9 +1,18 @@
 //! `market.submitRfp`, the bidder's side: the caller's token names the requester; the RFP it
 //! names must be authored by that requester, stand at the given CID on the requester's PDS,
 //! carry a verifying inline signature, and wrap a `compute.vm` payload that exists; then the
-//! policy decides, and the bidder writes its terms (`market.bids.free`, with the grant endpoint
-//! as `url`) and its `market.bid` (the terms' strong reference carries `cost` when a price is
-//! configured), both signed.
+//! policy decides, and the bidder writes its terms and its `market.bid` (whose `payload` is the
+//! terms' strong reference), both signed.
+//!
+//! Terms, as the public market writes them (`market.bids.free`, `market.bids.x402`):
+//! - no price configured, or zero: free terms (`bids.free`, with the free-grant endpoint as
+//!   `url`); the payload reference carries no `cost` (a requester reads none as 0);
+//! - a price above zero: paid terms (`bids.x402`: `cost` as the configured decimal string,
+//!   `currency` `USDC`, `frequency` `one-time`, `prepay` true, `url` the bidder's x402 payment
+//!   endpoint, [`PAYMENT_PATH`], which answers every call `402 PaymentRequired`: the sandbox
+//!   takes no payment), and the payload reference carries the same `cost`. Our lexicons have no
+//!   `bids.x402` type, so the record is written as raw JSON. A requester that does not pay (ours)
+//!   counts and shows such a bid but never accepts it.
 //!
 //! The bid is answered in the response (`{ok, bidUri, bidCid}`), after the configured delay;
 //! when the RFP names a `submitBid` service the bidder answers `{ok: true}` at once and, after
@@ -33,6 +42,13 @@ use crate::xrpc::Refusal;
 
 /// The path of the free-grant endpoint (`{url}/{accepts.free at-uri}/{accepts.free cid}`).
 pub const GRANT_PATH: &str = "free/receipt";
+/// The path of the x402 payment endpoint of paid terms (`{url}/{accepts.x402 at-uri}/{cid}`):
+/// it answers `402 PaymentRequired`.
+pub const PAYMENT_PATH: &str = "x402/receipt";
+/// The collection of paid terms (not in our lexicons: written as raw JSON).
+pub const PAID_TERMS_NSID: &str = "com.publicdomainrelay.temp.market.bids.x402";
+/// The currency paid terms ask in.
+pub const PAID_CURRENCY: &str = "USDC";
 
 /// Answers `submitRfp` from `issuer`.
 pub async fn submit_rfp(
@@ -140,15 +156,14 @@ pub async fn write_bid(
     rfp: &Fetched,
     behaviour: &Behaviour,
 ) -> Result<BidMade, Refusal> {
-    let terms = json!({
-        "$type": bids::free::NSID,
-        "reason": "the local sandbox bidder (simulated guests)",
-        "url": format!("{}/{GRANT_PATH}", bidder.url.as_str().trim_end_matches('/')),
-        "signatures": [],
-    });
-    let (terms_ref, _) = bidder.write_signed(bids::free::NSID, &terms).await?;
+    let cost = behaviour.paid_cost().map(str::to_owned);
+    let (collection, terms) = match &cost {
+        None => (bids::free::NSID, free_terms(bidder)),
+        Some(cost) => (PAID_TERMS_NSID, paid_terms(bidder, cost)),
+    };
+    let (terms_ref, _) = bidder.write_signed(collection, &terms).await?;
     let mut payload = strong_json(&terms_ref);
-    if let Some(cost) = &behaviour.cost {
+    if let Some(cost) = &cost {
         payload["cost"] = Value::String(cost.clone());
     }
     let record = json!({
@@ -164,11 +179,39 @@ pub async fn write_bid(
         requester: rfp.author.clone(),
         bid: bid_ref,
         terms: terms_ref,
-        cost: behaviour.cost.clone(),
+        cost,
     };
     bidder.ledger.bid_made(made.clone());
-    tracing::info!(rfp = %rfp.reference.uri, bid = %made.bid.uri, "the sandbox bidder bids");
+    tracing::info!(rfp = %rfp.reference.uri, bid = %made.bid.uri, cost = ?made.cost, "the sandbox bidder bids");
     Ok(made)
+}
+
+/// Free terms: the free grant at [`GRANT_PATH`].
+fn free_terms(bidder: &Bidder) -> Value {
+    json!({
+        "$type": bids::free::NSID,
+        "reason": "the local sandbox bidder (simulated guests)",
+        "url": endpoint(bidder, GRANT_PATH),
+        "signatures": [],
+    })
+}
+
+/// Paid terms asking `cost`, once, before the guest starts, at [`PAYMENT_PATH`].
+fn paid_terms(bidder: &Bidder, cost: &str) -> Value {
+    json!({
+        "$type": PAID_TERMS_NSID,
+        "cost": cost,
+        "currency": PAID_CURRENCY,
+        "frequency": "one-time",
+        "prepay": true,
+        "url": endpoint(bidder, PAYMENT_PATH),
+        "signatures": [],
+    })
+}
+
+/// `path` on the bidder's URL.
+fn endpoint(bidder: &Bidder, path: &str) -> String {
+    format!("{}/{path}", bidder.url.as_str().trim_end_matches('/'))
 }
 
 /// After the delay, bids and hands the bid to the RFP's `submitBid` service.

@@ -1,15 +1,18 @@
 //! What starting the sandbox bidder takes: where identities resolve (the local PLC), the
 //! bidder's own account on the local PDS (where its offering, bids, grants, receipts and events
-//! are written), its attestation key, and its behaviour: the price it asks, and the test
-//! controls (refuse every RFP, bid slowly, fail the guest after an accept).
+//! are written), its attestation key, and its behaviour: the price it asks (none or zero: free
+//! terms; above zero: paid x402 terms, see [`crate::bidding`]), and the test controls (refuse
+//! every RFP, bid slowly, fail the guest after an accept).
 //!
 //! Invariants: the account password is a `Secret` and the attestation key shows only its
 //! `did:key`; neither appears in `Debug`.
 
 use std::time::Duration;
 
+use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::IdentityConfig;
+use swdesk_core::auction::bids::Cost;
 
 /// The bidder's own account on the local PDS (the sandbox peers' shared account type).
 pub type BidderAccount = swdesk_sandbox_peer::PeerAccount;
@@ -17,7 +20,9 @@ pub type BidderAccount = swdesk_sandbox_peer::PeerAccount;
 /// How the bidder answers: its price and the test controls.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Behaviour {
-    /// The price of a guest, a decimal such as `"0.25"` (the bid's `cost`); `None` bids free.
+    /// The price of a guest, a decimal such as `"0.25"`: `None` or zero bids free terms
+    /// (`bids.free`); anything else bids paid terms (`bids.x402`) asking it as `cost`, sent as
+    /// written (so a test can make the bidder ask an unreadable or negative price).
     pub cost: Option<String>,
     /// Refuse every RFP (answer `ok: false`, write no bid).
     pub refuse: bool,
@@ -25,6 +30,16 @@ pub struct Behaviour {
     pub bid_delay: Duration,
     /// Write the receipt on accept, then let the guest fail instead of starting.
     pub fail_after_accept: bool,
+}
+
+impl Behaviour {
+    /// The price the bidder asks, when it bids paid terms: the configured cost unless it is
+    /// absent or reads as exactly zero.
+    pub fn paid_cost(&self) -> Option<&str> {
+        let cost = self.cost.as_deref()?;
+        let zero = Cost::read(&Value::String(cost.to_owned())) == Ok(Cost::ZERO);
+        (!zero).then_some(cost)
+    }
 }
 
 /// Everything [`crate::start`] takes.
@@ -71,6 +86,20 @@ mod tests {
     use url::Url;
 
     use super::*;
+
+    #[test]
+    fn only_a_price_above_zero_bids_paid_terms() {
+        let asking = |cost: Option<&str>| Behaviour {
+            cost: cost.map(str::to_owned),
+            ..Behaviour::default()
+        };
+        for free in [None, Some("0"), Some("0.000"), Some(" 0 ")] {
+            assert_eq!(asking(free).paid_cost(), None, "{free:?}");
+        }
+        for paid in ["0.35", "2", "0.000000001", "-1", "lots"] {
+            assert_eq!(asking(Some(paid)).paid_cost(), Some(paid));
+        }
+    }
 
     #[test]
     fn the_password_and_the_key_never_show_in_debug() {

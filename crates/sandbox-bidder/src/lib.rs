@@ -7,18 +7,22 @@
 //! the caller's DID document from the local PLC, authorship of every record it is shown checked
 //! against the author's PDS at the given CID, and its bids, free grants, receipts and events
 //! written as signed records (inline `network.attested.signature`s by its attestation key) in
-//! its own repo.
+//! its own repo. It bids free terms (`market.bids.free`), or paid ones (`market.bids.x402`,
+//! settled at an endpoint that answers `402`: it takes no payment) when told a price above
+//! zero, see [`bidding`].
 //!
 //! Map: [`config`] (what a start takes, the behaviour and test controls), [`did`] (its DID
 //! document and service references), [`auth`] (service-auth checks), [`xrpc`] (error answers),
 //! [`account`] (its PDS session), [`records`] (reading records by strong reference),
-//! [`bidder`] (the shared state), [`bidding`] (`submitRfp`), [`settlement`] (the free grant,
-//! `submitAccept`, the receipt), [`guest`] (the simulated guest, `submitEvent`), [`state`]
-//! (what it remembers, readable by tests), [`routes`].
+//! [`bidder`] (the shared state), [`bidding`] (`submitRfp`, free and paid terms), [`settlement`]
+//! (the free grant, `submitAccept`, the receipt), [`guest`] (the simulated guest,
+//! `submitEvent`), [`state`] (what it remembers, readable by tests), [`routes`] (including the
+//! `402` payment endpoint).
 //!
 //! Invariants: every market method authenticates before it reads input; a record is acted on
 //! only when its author is the party the protocol names and it stands at the CID given; only
-//! the author of an accept releases its guest; no token, password or key is logged.
+//! the author of an accept releases its guest; only a bid with free terms is granted and
+//! accepted; no token, password or key is logged.
 
 pub mod account;
 pub mod auth;

@@ -1,7 +1,9 @@
 //! The HTTP surface: `/.well-known/did.json`, one route a market method under
 //! `/xrpc/<nsid>` (each authenticates the call for its own NSID first, then parses its input),
-//! and the open free-grant endpoint `GET /free/receipt/{accepts.free at-uri}/{cid}` (the at-uri
-//! percent-encoded or not).
+//! the open free-grant endpoint `GET /free/receipt/{accepts.free at-uri}/{cid}` (the at-uri
+//! percent-encoded or not), and the x402 payment endpoint of paid terms,
+//! `/x402/receipt/{accepts.x402 at-uri}/{cid}`, which answers every call
+//! `402 PaymentRequired` (JSON `{error, message}`): the sandbox takes no payment.
 
 use std::sync::Arc;
 
@@ -10,7 +12,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     submit_accept, submit_event, submit_rfp,
@@ -32,6 +34,11 @@ pub fn router(bidder: Arc<Bidder>) -> Router {
         .route(
             &format!("/{}/{{*rest}}", crate::bidding::GRANT_PATH),
             get(grant),
+        )
+        .route(&format!("/{}", crate::bidding::PAYMENT_PATH), any(payment))
+        .route(
+            &format!("/{}/{{*rest}}", crate::bidding::PAYMENT_PATH),
+            any(payment),
         )
         .fallback(|| async {
             Refusal {
@@ -106,6 +113,17 @@ async fn grant(State(bidder): Shared, Path(rest): Path<String>) -> Response {
         }
         .await,
     )
+}
+
+/// The x402 payment endpoint: payment is required, and the sandbox cannot take it.
+async fn payment() -> Refusal {
+    Refusal {
+        status: StatusCode::PAYMENT_REQUIRED,
+        error: "PaymentRequired".to_owned(),
+        message: "this sandbox bidder's paid terms (market.bids.x402) cannot be settled: the \
+            local sandbox takes no payment and runs no x402 facilitator; ask a free bidder"
+            .to_owned(),
+    }
 }
 
 /// `{at-uri}/{cid}` (decoded) as the strong reference of an `accepts.free`.

@@ -6,7 +6,9 @@
 //! `accepts.free` at that CID from the requester's PDS, checks its signature, that it accepts one
 //! of its bids (and that bid's terms) and that its author wrote the RFP of that bid, then writes
 //! a `market.receipts.free` whose `cid` binds it to that `accepts.free` in the requester's repo,
-//! and answers `{uri, cid}`. The same `accepts.free` always gets the same grant.
+//! and answers `{uri, cid}`. The same `accepts.free` always gets the same grant. A bid with paid
+//! terms (`bids.x402`) gets no free grant; its payment endpoint answers `402` (see
+//! [`crate::routes`]), so it is never accepted.
 //!
 //! `market.submitAccept {acceptUri, acceptCid}`: the caller's token names the requester; the
 //! accept must be authored by it, stand at the CID, carry a verifying signature, point at one of
@@ -47,6 +49,12 @@ pub async fn grant(bidder: &Bidder, accepts: StrongRef) -> Result<StrongRef, Ref
     let fetched = fetch(&bidder.resolver, &bidder.http, &accepts).await?;
     check_attested(&bidder.resolver, &bidder.http, &fetched, "accepts.free").await?;
     let made = accepted_bid(bidder, &fetched)?;
+    if !made.is_free() {
+        return Err(Refusal::invalid(format!(
+            "the bid {} has paid terms ({}): it is settled at their x402 url, not by a free grant",
+            made.bid.uri, made.terms.uri
+        )));
+    }
     if let Ok(terms) = strong_ref(&fetched.value, "payload")
         && terms != made.terms
     {

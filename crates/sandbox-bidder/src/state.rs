@@ -1,7 +1,7 @@
 //! What the bidder remembers, and what tests read of it: the RFPs it was sent, the ones it
-//! refused, the bids it made, the free grants it minted, and its simulated guests with their
-//! phase. [`Ledger`] holds it behind a lock never held across an `await`; [`Snapshot`] is a
-//! copy at one moment.
+//! refused, the bids it made (free, or paid with their price), the free grants it minted, and
+//! its simulated guests with their phase. [`Ledger`] holds it behind a lock never held across an
+//! `await`; [`Snapshot`] is a copy at one moment.
 //!
 //! Guest lifecycle (one per receipt): `Provisioning` → `Started` (after `vm.started` is
 //! written) → `OnNetwork` (after `vm.onNetwork`); `Failed` instead when the bidder was told to
@@ -45,10 +45,18 @@ pub struct BidMade {
     pub requester: String,
     /// The `market.bid`.
     pub bid: StrongRef,
-    /// Its terms (`market.bids.free`).
+    /// Its terms: `market.bids.free`, or `market.bids.x402` when it asks a price.
     pub terms: StrongRef,
-    /// The price asked (`cost` on the terms' strong reference), `None` when free.
+    /// The price asked (`cost` on the terms' strong reference and on the paid terms), `None`
+    /// when the terms are free.
     pub cost: Option<String>,
+}
+
+impl BidMade {
+    /// Whether its terms are free (`market.bids.free`): only those are settled by a free grant.
+    pub fn is_free(&self) -> bool {
+        self.cost.is_none()
+    }
 }
 
 /// A free grant (`market.receipts.free`) the bidder minted for an `accepts.free`.

@@ -14,6 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use swdesk_net::Outbound;
 
 use rand_core::{OsRng, RngCore};
 use serde_json::Map;
@@ -205,7 +206,8 @@ fn not_found(name: &str) -> Refusal {
 impl Gateway {
     /// The gateway for `config`, known as `did` at `url`, writing records with `records`.
     pub fn new(config: Config, did: String, url: Url, records: InfraRecords) -> Self {
-        let resolver = Resolver::new(config.identity.clone(), reqwest::Client::new());
+        let outbound = Outbound::new(config.identity.net_policy().with_any_loopback_port());
+        let resolver = Resolver::new(config.identity.clone(), outbound);
         Self {
             config,
             did,

@@ -4,6 +4,7 @@
 //! bidirectionally verified handle and the PDS, a DID that does not resolve shown as itself).
 
 use std::time::{Duration, Instant};
+use swdesk_net::Outbound;
 
 use serde_json::json;
 use swdesk_api::contracts::{dids, name_identities};
@@ -234,7 +235,10 @@ async fn the_cache_names_a_real_account_once_and_shows_an_unknown_did_as_itself(
         Url::parse(&info.plc_url).unwrap(),
         Url::parse(&info.pds_url).unwrap(),
     );
-    let identities = Identities::new(Resolver::new(config, reqwest::Client::new()));
+    let identities = Identities::new(Resolver::new(
+        config.clone(),
+        Outbound::new(config.net_policy()),
+    ));
     let unknown = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa".to_owned();
     let asked = [account.did.clone(), unknown.clone()];
 
@@ -271,8 +275,11 @@ async fn a_did_named_after_its_read_stopped_waiting_is_told_and_one_named_in_tim
         Url::parse(&info.pds_url).unwrap(),
     );
     let (told, mut named_late) = tokio::sync::mpsc::unbounded_channel();
-    let identities = Identities::new(Resolver::new(config, reqwest::Client::new()))
-        .when_named_late(move |did| told.send(did.to_owned()).unwrap());
+    let identities = Identities::new(Resolver::new(
+        config.clone(),
+        Outbound::new(config.net_policy()),
+    ))
+    .when_named_late(move |did| told.send(did.to_owned()).unwrap());
 
     let names = identities.names([late.did.clone()], Duration::ZERO).await;
     assert!(

@@ -37,7 +37,7 @@ pub async fn signed_in(
     let signed = sessions(network, Arc::new(ApprovingBrowser(account.clone())), store);
     signed.sign_in(&account.handle).await.unwrap();
     let agent = signed.agent().unwrap();
-    let resolver = Resolver::new(network.oauth.identity.clone(), reqwest::Client::new());
+    let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
     (signed, agent, resolver)
 }
 

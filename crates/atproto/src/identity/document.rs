@@ -90,6 +90,19 @@ impl DidDocument {
             })
     }
 
+    /// Every key the document vouches for (its verification methods), as `did:key`s; a key it
+    /// cannot read is left out.
+    pub fn did_keys(&self) -> Vec<String> {
+        self.verification_method
+            .iter()
+            .filter_map(|method| {
+                let multibase = method.public_key_multibase.as_deref()?;
+                PublicKey::from_verification_method(&method.kind, multibase).ok()
+            })
+            .map(|key| format!("did:key:{}", key.to_multibase()))
+            .collect()
+    }
+
     /// `#fragment` or `<this did>#fragment`.
     fn is_fragment(&self, id: &str, fragment: &str) -> bool {
         let local = id.strip_prefix(self.id.as_str()).unwrap_or(id);

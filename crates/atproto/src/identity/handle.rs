@@ -3,6 +3,7 @@
 //! or an XRPC service's `com.atproto.identity.resolveHandle` (the sandbox's PDS). The first
 //! method that yields a well-formed DID wins; when none does, the error lists what each said.
 
+use swdesk_net::{Limit, Outbound, read_bytes, read_json};
 use url::Url;
 
 use super::{HOP_TIMEOUT, IdentityError};
@@ -20,7 +21,7 @@ pub enum HandleMethod {
 
 /// The DID `handle` resolves to.
 pub(super) async fn resolve(
-    http: &reqwest::Client,
+    http: &Outbound,
     methods: &[HandleMethod],
     handle: &str,
 ) -> Result<String, IdentityError> {
@@ -77,10 +78,11 @@ fn did_from_txt(texts: &[String]) -> Option<String> {
     dids.all(|other| other == first).then(|| first.to_owned())
 }
 
-async fn by_well_known(http: &reqwest::Client, handle: &str) -> Result<String, String> {
+async fn by_well_known(http: &Outbound, handle: &str) -> Result<String, String> {
     let url = format!("https://{handle}/.well-known/atproto-did");
     let response = http
         .get(&url)
+        .map_err(|refused| format!("HTTPS: {refused}"))?
         .timeout(HOP_TIMEOUT)
         .send()
         .await
@@ -88,26 +90,29 @@ async fn by_well_known(http: &reqwest::Client, handle: &str) -> Result<String, S
     if !response.status().is_success() {
         return Err(format!("HTTPS: {url} answered {}", response.status()));
     }
-    let body = response
-        .text()
+    let body = read_bytes(response, Limit::DOCUMENT)
         .await
-        .map_err(|error| format!("HTTPS: {url} ({})", error.without_url()))?;
-    Ok(body.lines().next().unwrap_or_default().to_owned())
+        .map_err(|error| format!("HTTPS: {url} ({error})"))?;
+    let body = String::from_utf8_lossy(&body);
+    Ok(body.lines().next().unwrap_or_default().trim().to_owned())
 }
 
-async fn by_xrpc(http: &reqwest::Client, service: &Url, handle: &str) -> Result<String, String> {
+async fn by_xrpc(http: &Outbound, service: &Url, handle: &str) -> Result<String, String> {
     let mut url = service
         .join("/xrpc/com.atproto.identity.resolveHandle")
         .map_err(|error| format!("XRPC: {error}"))?;
     url.query_pairs_mut().append_pair("handle", handle);
     let response = http
         .get(url)
+        .map_err(|refused| format!("{service}: {refused}"))?
         .timeout(HOP_TIMEOUT)
         .send()
         .await
         .map_err(|error| format!("{service}: unreachable ({})", error.without_url()))?;
     let status = response.status();
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    let body: serde_json::Value = read_json(response, Limit::DOCUMENT)
+        .await
+        .unwrap_or_default();
     match body["did"].as_str() {
         Some(did) if status.is_success() => Ok(did.to_owned()),
         _ => Err(format!(

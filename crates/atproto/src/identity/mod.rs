@@ -13,6 +13,7 @@ mod handle;
 
 use std::time::Duration;
 
+use swdesk_net::{Limit, NetPolicy, Outbound, read_json};
 use url::Url;
 
 pub use document::{DidDocument, Service, VerificationMethod};
@@ -52,6 +53,35 @@ impl IdentityConfig {
             allow_http_localhost: true,
         }
     }
+}
+
+impl IdentityConfig {
+    /// What outbound calls may reach on this network: the public internet over https, and on
+    /// the sandbox its PLC and handle service on loopback (the owner's configuration names
+    /// them; nothing a peer answers adds to it).
+    pub fn net_policy(&self) -> NetPolicy {
+        if !self.allow_http_localhost {
+            return NetPolicy::public();
+        }
+        let handle_services = self
+            .handle_methods
+            .iter()
+            .filter_map(|method| match method {
+                HandleMethod::Xrpc(service) => Some(service),
+                _ => None,
+            });
+        std::iter::once(&self.plc_url)
+            .chain(handle_services)
+            .fold(NetPolicy::public(), |policy, url| {
+                policy.with_loopback_service(url)
+            })
+    }
+}
+
+/// The port of a sandbox peer's `did:web:localhost%3A<port>`, when `did` is one: the owner's
+/// sandbox configuration names its peers by such DIDs.
+pub fn loopback_web_did_port(did: &str) -> Option<u16> {
+    did.strip_prefix("did:web:localhost%3A")?.parse().ok()
 }
 
 /// A resolved account.
@@ -130,13 +160,19 @@ pub enum IdentityError {
 #[derive(Debug, Clone)]
 pub struct Resolver {
     config: IdentityConfig,
-    http: reqwest::Client,
+    http: Outbound,
 }
 
 impl Resolver {
     /// A resolver for `config`, using `http` for every HTTP hop.
-    pub fn new(config: IdentityConfig, http: reqwest::Client) -> Self {
+    pub fn new(config: IdentityConfig, http: Outbound) -> Self {
         Self { config, http }
+    }
+
+    /// The client identity hops go through; other parties' services are reached with it too
+    /// (the owner's network policy, including the sandbox's peers).
+    pub fn http(&self) -> &Outbound {
+        &self.http
     }
 
     /// The configuration it resolves with.
@@ -180,7 +216,8 @@ impl Resolver {
         };
         let response = self
             .http
-            .get(url.clone())
+            .get(&url)
+            .map_err(|refused| unreachable(refused.to_string()))?
             .timeout(HOP_TIMEOUT)
             .send()
             .await
@@ -197,12 +234,11 @@ impl Resolver {
             return Err(unreachable(format!("it answered {}", response.status())));
         }
         let document: DidDocument =
-            response
-                .json()
+            read_json(response, Limit::DOCUMENT)
                 .await
                 .map_err(|error| IdentityError::DidDocumentInvalid {
                     did: did.to_owned(),
-                    reason: error.without_url().to_string(),
+                    reason: error.to_string(),
                 })?;
         if document.id != did {
             return Err(IdentityError::DidDocumentInvalid {
@@ -289,7 +325,7 @@ mod tests {
     fn resolver(allow_http_localhost: bool) -> Resolver {
         let mut config = IdentityConfig::public();
         config.allow_http_localhost = allow_http_localhost;
-        Resolver::new(config, reqwest::Client::new())
+        Resolver::new(config, Outbound::new(NetPolicy::public()))
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! scope, and an `issuer` equal to the URL it was fetched for.
 
 use serde::Deserialize;
+use swdesk_net::{Limit, Outbound, read_json};
 use url::Url;
 
 use super::OAuthError;
@@ -71,7 +72,7 @@ impl AuthServer {
 
 /// The authorization server of the PDS at `pds`, checked for suitability.
 pub async fn discover(
-    http: &reqwest::Client,
+    http: &Outbound,
     pds: &Url,
     allow_http_localhost: bool,
 ) -> Result<AuthServer, OAuthError> {
@@ -123,11 +124,12 @@ fn auth_server_unreachable(issuer: &str, reason: String) -> OAuthError {
 }
 
 async fn fetch_json<T: serde::de::DeserializeOwned>(
-    http: &reqwest::Client,
+    http: &Outbound,
     url: &Url,
 ) -> Result<T, String> {
     let response = http
-        .get(url.clone())
+        .get(url)
+        .map_err(|refused| refused.to_string())?
         .timeout(super::REQUEST_TIMEOUT)
         .send()
         .await
@@ -135,10 +137,9 @@ async fn fetch_json<T: serde::de::DeserializeOwned>(
     if !response.status().is_success() {
         return Err(format!("{url} answered {}", response.status()));
     }
-    response
-        .json()
+    read_json(response, Limit::DOCUMENT)
         .await
-        .map_err(|error| format!("{url} is not valid metadata: {}", error.without_url()))
+        .map_err(|error| format!("{url} is not valid metadata: {error}"))
 }
 
 #[cfg(test)]

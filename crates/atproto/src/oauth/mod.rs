@@ -24,6 +24,7 @@ mod sign_in;
 
 use std::sync::Arc;
 use std::time::Duration;
+use swdesk_net::Outbound;
 
 use url::Url;
 
@@ -208,7 +209,7 @@ impl OAuthError {
 #[derive(Debug, Clone)]
 pub struct OAuthClient {
     config: OAuthConfig,
-    http: reqwest::Client,
+    http: Outbound,
     resolver: Resolver,
     browser: Arc<dyn Browser>,
     store: Arc<dyn SessionStore>,
@@ -218,7 +219,7 @@ impl OAuthClient {
     /// A client for `config` that opens `browser` and keeps sessions in `store`.
     pub fn new(
         config: OAuthConfig,
-        http: reqwest::Client,
+        http: Outbound,
         browser: Arc<dyn Browser>,
         store: Arc<dyn SessionStore>,
     ) -> Self {

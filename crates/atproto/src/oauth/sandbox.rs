@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use swdesk_net::Outbound;
 
 use swdesk_devnet::{Account as SandboxAccount, Decision};
 use url::Url;
@@ -40,13 +41,14 @@ pub async fn sign_in_approving(
     account: &SandboxAccount,
     store: Arc<dyn SessionStore>,
 ) -> Agent {
+    let http = Outbound::new(identity.net_policy());
     let config = OAuthConfig {
         identity,
         client: ClientKind::Loopback,
         callback_timeout: CALLBACK_TIMEOUT,
     };
     let browser = Arc::new(ApprovingBrowser(account.clone()));
-    OAuthClient::new(config, reqwest::Client::new(), browser, store)
+    OAuthClient::new(config, http, browser, store)
         .sign_in(&account.handle)
         .await
         .expect("sign-in succeeds")

@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use swdesk_net::{Limit, Outbound, read_error, read_json};
 use url::Url;
 
 use super::dpop::{DpopKey, Nonces};
@@ -31,7 +32,7 @@ pub struct TokenResponse {
 #[derive(Debug)]
 pub struct AuthServerCalls<'a> {
     /// The HTTP client.
-    pub http: &'a reqwest::Client,
+    pub http: &'a Outbound,
     /// The session's key.
     pub dpop: &'a DpopKey,
     /// Nonces per origin.
@@ -57,7 +58,11 @@ impl AuthServerCalls<'_> {
             );
             let response = self
                 .http
-                .post(url.clone())
+                .post(url.as_str())
+                .map_err(|refused| OAuthError::Transport {
+                    step,
+                    reason: refused.to_string(),
+                })?
                 .header("DPoP", proof)
                 .form(form)
                 .timeout(REQUEST_TIMEOUT)
@@ -69,10 +74,16 @@ impl AuthServerCalls<'_> {
                 })?;
             self.nonces.remember(url, response.headers());
             let status = response.status();
-            let body: Value = response.json().await.unwrap_or(Value::Null);
             if status.is_success() {
-                return Ok(body);
+                return read_json(response, Limit::DOCUMENT).await.map_err(|error| {
+                    OAuthError::Refused {
+                        step,
+                        error: "invalid_response".to_owned(),
+                        description: error.to_string(),
+                    }
+                });
             }
+            let body = read_error(response).await;
             let error = body["error"].as_str().unwrap_or(status.as_str()).to_owned();
             if error == "use_dpop_nonce" && !retried {
                 retried = true;

@@ -228,7 +228,7 @@ impl OAuthClient {
 }
 
 impl Attempt {
-    fn calls<'a>(&'a self, http: &'a reqwest::Client) -> AuthServerCalls<'a> {
+    fn calls<'a>(&'a self, http: &'a swdesk_net::Outbound) -> AuthServerCalls<'a> {
         AuthServerCalls {
             http,
             dpop: &self.dpop,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use swdesk_atproto::OAuthError;
-use swdesk_atproto::identity::{IdentityError, Resolver};
+use swdesk_atproto::identity::{IdentityError, Resolver, loopback_web_did_port};
 use swdesk_atproto::keychain::SessionStore;
 use swdesk_devnet::Decision;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -15,7 +15,7 @@ use crate::support::{Chromium, Sandbox, keychain};
 async fn a_handle_resolves_to_its_did_pds_and_signing_key() {
     let sandbox = Sandbox::new().await;
     let account = sandbox.account("ident").await;
-    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
     let identity = resolver
         .resolve(&format!("@{}", account.handle.to_uppercase()))
         .await
@@ -29,7 +29,10 @@ async fn a_handle_resolves_to_its_did_pds_and_signing_key() {
 #[tokio::test]
 async fn each_failing_hop_is_its_own_error() {
     let sandbox = Sandbox::new().await;
-    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    let closed = closed_port().await;
+    let no_pds = serve_did_web(|did| serde_json::json!({ "id": did })).await;
+    let ports = [closed, loopback_web_did_port(&no_pds).unwrap()];
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound_reaching(&ports));
     assert!(matches!(
         resolver.resolve("nobody.test").await,
         Err(IdentityError::HandleNotFound { .. })
@@ -38,14 +41,20 @@ async fn each_failing_hop_is_its_own_error() {
         resolver.resolve("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa").await,
         Err(IdentityError::DidNotFound { .. })
     ));
-    let closed = closed_port().await;
-    assert!(matches!(
-        resolver
-            .resolve(&format!("did:web:localhost%3A{closed}"))
-            .await,
-        Err(IdentityError::DidUnreachable { .. })
-    ));
-    let no_pds = serve_did_web(|did| serde_json::json!({ "id": did })).await;
+    let unreachable = resolver
+        .resolve(&format!("did:web:localhost%3A{closed}"))
+        .await;
+    assert!(
+        matches!(&unreachable, Err(IdentityError::DidUnreachable { reason, .. }) if !reason.contains("may not be reached")),
+        "{unreachable:?}"
+    );
+    let unnamed = Resolver::new(sandbox.identity_config(), sandbox.outbound())
+        .resolve(&no_pds)
+        .await;
+    assert!(
+        matches!(&unnamed, Err(IdentityError::DidUnreachable { reason, .. }) if reason.contains("not named by the network configuration")),
+        "{unnamed:?}"
+    );
     let refused = resolver.resolve(&no_pds).await;
     assert!(
         matches!(&refused, Err(IdentityError::DidDocumentInvalid { reason, .. }) if reason.contains("names no PDS")),
@@ -77,7 +86,11 @@ async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
     .await;
     let store = keychain("pdsdown");
     let browser = Chromium::new(&account, Decision::Approve);
-    let refused = sandbox.client(browser, store.clone()).sign_in(&did).await;
+    let outbound = sandbox.outbound_reaching(&[closed, loopback_web_did_port(&did).unwrap()]);
+    let refused = sandbox
+        .client_with(outbound, browser, store.clone())
+        .sign_in(&did)
+        .await;
     assert!(
         matches!(&refused, Err(OAuthError::PdsUnreachable { .. })),
         "{refused:?}"

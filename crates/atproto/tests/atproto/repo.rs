@@ -33,7 +33,7 @@ async fn repo_of(
     let account = sandbox.account(prefix).await;
     let store = keychain(prefix);
     let agent = signed_in(sandbox, &account, store.clone()).await;
-    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
     (PdsRepo::new(agent, resolver), store)
 }
 

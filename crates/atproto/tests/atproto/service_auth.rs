@@ -30,7 +30,7 @@ async fn a_minted_token_verifies_against_the_issuers_did_document_and_is_cached(
         "a fresh token is reused"
     );
 
-    let resolver = Resolver::new(sandbox.identity_config(), reqwest::Client::new());
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
     let claims = verify(&resolver, token.expose(), GATEWAY, LIST, now())
         .await
         .unwrap();

@@ -121,7 +121,7 @@ async fn signing_out_revokes_the_tokens_and_removes_the_keychain_entry() {
     assert_eq!(store.load().unwrap(), None, "the keychain entry is gone");
 
     let memory: Arc<dyn SessionStore> = Arc::new(MemoryStore::default());
-    let stale = Agent::from_stored(kept, reqwest::Client::new(), memory).unwrap();
+    let stale = Agent::from_stored(kept, sandbox.outbound(), memory).unwrap();
     let refused = stale.call(&get_session(&account.did)).await;
     assert!(
         refused.is_err(),

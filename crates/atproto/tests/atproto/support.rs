@@ -45,14 +45,40 @@ impl Sandbox {
         )
     }
 
+    /// The outbound client of the sandbox's network policy.
+    pub fn outbound(&self) -> swdesk_net::Outbound {
+        self.outbound_reaching(&[])
+    }
+
+    /// The outbound client of the sandbox's policy, also reaching these loopback `ports` (the
+    /// services a test serves itself).
+    pub fn outbound_reaching(&self, ports: &[u16]) -> swdesk_net::Outbound {
+        let policy = ports
+            .iter()
+            .fold(self.identity_config().net_policy(), |policy, port| {
+                policy.with_loopback_port(*port)
+            });
+        swdesk_net::Outbound::new(policy)
+    }
+
     /// A sign-in client that opens `browser` and keeps the session in `store`.
     pub fn client(&self, browser: Arc<dyn Browser>, store: Arc<dyn SessionStore>) -> OAuthClient {
+        self.client_with(self.outbound(), browser, store)
+    }
+
+    /// A sign-in client as [`Sandbox::client`], calling through `outbound`.
+    pub fn client_with(
+        &self,
+        outbound: swdesk_net::Outbound,
+        browser: Arc<dyn Browser>,
+        store: Arc<dyn SessionStore>,
+    ) -> OAuthClient {
         let config = OAuthConfig {
             identity: self.identity_config(),
             client: ClientKind::Loopback,
             callback_timeout: Duration::from_secs(90),
         };
-        OAuthClient::new(config, reqwest::Client::new(), browser, store)
+        OAuthClient::new(config, outbound, browser, store)
     }
 }
 

@@ -1,27 +1,38 @@
 //! The auction itself: which bids count, how long bids are collected, and who wins.
 //!
-//! Rules (issue 8, `market.md`):
+//! Rules (issue 8, `market.md`; "Hostile peers" §3, "Public market" §5):
 //! - a bid counts only if its author (the authority of its at-uri) is an asked bidder and not
-//!   denied, its `rfp` is our RFP (uri and cid), and it arrived within the window, from the
-//!   moment the RFP was sent up to and including the moment it closes;
+//!   denied, its `rfp` is our RFP (uri and cid), it arrived within the window, from the moment
+//!   the RFP was sent up to and including the moment it closes, and its price is acceptable;
+//! - a price, when the bid states one, is a plain decimal: digits, optionally a point and at most
+//!   nine decimal places, below 10^12 units. A negative, unreadable, NaN/Infinity, exponent-form,
+//!   too precise or too large price is refused, naming the value sent (cut to 64 characters);
+//! - free terms (a `market.bids.free`) without a price cost 0; free terms asking more than 0 are
+//!   refused (priced free terms). Paid terms (any other collection, e.g. `market.bids.x402`)
+//!   without a price are refused (a paid offer without a price);
+//! - this requester does not pay: paid bids count and are kept (the window shows them with their
+//!   price), but only free bids win;
 //! - the window closes `bidWindowSec` after the RFP was sent; with `firstFree`, the first
-//!   counted free bid (its terms are a `market.bids.free`) wins at once;
-//! - the winner has the strictly lowest cost; a bid without a readable cost counts as infinite
-//!   (free terms without a cost cost zero); among equal costs the earliest bid wins, then the one
-//!   received first;
-//! - no counted bid when the window closes: the auction is rejected with the reason.
+//!   counted free bid wins at once;
+//! - when the window closes, the free bid with the strictly lowest price wins; among equal
+//!   prices the earliest bid wins, then the one received first;
+//! - no free bid when the window closes: the auction is rejected with the reason, which names
+//!   the cheapest paid offer and its bidder when there is one.
 //!
-//! A cost is read from the bid's `payload` strong reference (`cost`, as the public requester
-//! reads it) as an integer, a JSON number or a decimal string, kept exactly to nine decimal
-//! places ([`Cost`]) so the domain never compares floats.
+//! A price is read from the bid's `payload` strong reference (`cost`, as the public requester
+//! reads it) as a JSON number or a decimal string, kept exactly in billionths ([`Cost`]) so the
+//! domain never compares floats.
 //!
-//! Invariants: [`admit`] names every reason a bid does not count at once; [`decide`] is a
-//! function of the counted bids (in arrival order), the window and `now` only.
+//! Invariants: [`admit`] names every reason a bid does not count at once, and a refusal repeats
+//! at most 64 characters of a peer's value; a counted bid's price is known, never negative and
+//! below 10^12; [`decide`] is a function of the counted bids (in arrival order), the window and
+//! `now` only, and its winner is always a free bid.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use swdesk_lexicon::com::atproto::repo::strong_ref;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;
 use swdesk_lexicon::syntax::AtUri;
 
@@ -34,6 +45,12 @@ use crate::timestamp::Timestamp;
 pub const FREE_TERMS_NSID: &str = "com.publicdomainrelay.temp.market.bids.free";
 /// Decimal places a cost keeps.
 const COST_SCALE: u32 = 9;
+/// The most significant digits before the point a bid's price has: it stays below 10^12.
+const OFFERED_WHOLE_DIGITS: usize = 12;
+/// The most significant digits before the point a persisted cost has.
+const PERSISTED_WHOLE_DIGITS: usize = 20;
+/// The most characters of a peer's value a refusal repeats.
+const SHOWN_CHARS: usize = 64;
 
 /// A price in units of 10^-9, or unknown (infinite). Orders unknown after every price.
 /// Persisted as its decimal text (`"0.25"`), or `null` when unknown.
@@ -41,19 +58,41 @@ const COST_SCALE: u32 = 9;
 pub enum Cost {
     /// A price, in billionths.
     Nanos(i128),
-    /// No readable price: counts as infinite.
+    /// No readable price: counts as infinite. [`admit`] never counts a bid with it; a flow
+    /// persisted before that rule may still hold one.
     Unknown,
 }
 
+/// Why a bid's price is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CostProblem {
+    /// Not a plain decimal: text, NaN, Infinity, an exponent, a stray sign or point, not a number.
+    #[error("it is not a plain decimal (digits, optionally a point and more digits)")]
+    Unreadable,
+    /// Below zero.
+    #[error("it is negative")]
+    Negative,
+    /// More than nine decimal places.
+    #[error("it has more than 9 decimal places")]
+    TooPrecise,
+    /// 10^12 or more.
+    #[error("it is not below the maximum of 10^12")]
+    TooLarge,
+}
+
 impl Cost {
-    /// Reads a cost: an integer, a JSON number or a decimal string such as `"0.25"`.
-    pub fn read(value: &Value) -> Self {
+    /// Nothing to pay.
+    pub const ZERO: Self = Self::Nanos(0);
+
+    /// Reads a bid's price: a JSON number or a decimal string such as `"0.25"`, within the
+    /// bounds of the module's rules.
+    pub fn read(value: &Value) -> Result<Self, CostProblem> {
         let text = match value {
             Value::Number(number) => number.to_string(),
             Value::String(text) => text.trim().to_owned(),
-            _ => return Self::Unknown,
+            _ => return Err(CostProblem::Unreadable),
         };
-        parse_decimal(&text).map_or(Self::Unknown, Self::Nanos)
+        parse_offered(&text).map(Self::Nanos)
     }
 }
 
@@ -70,7 +109,7 @@ impl<'de> Deserialize<'de> for Cost {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         match Option::<String>::deserialize(deserializer)? {
             None => Ok(Self::Unknown),
-            Some(text) => parse_decimal(&text)
+            Some(text) => parse_persisted(&text)
                 .map(Self::Nanos)
                 .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not a decimal cost"))),
         }
@@ -97,25 +136,59 @@ impl fmt::Display for Cost {
     }
 }
 
-/// `"-12.5"` -> -12_500_000_000; digits past the ninth decimal are dropped; exponents refused.
-fn parse_decimal(text: &str) -> Option<i128> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || whole.len() > 20 {
+/// A bid's price: `"12.5"` -> 12_500_000_000, or why it is refused.
+fn parse_offered(text: &str) -> Result<i128, CostProblem> {
+    let (negative, unsigned) = split_sign(text);
+    let (whole, fraction) = split_decimal(unsigned).ok_or(CostProblem::Unreadable)?;
+    if negative {
+        return Err(CostProblem::Negative);
+    }
+    if significant_digits(whole) > OFFERED_WHOLE_DIGITS {
+        return Err(CostProblem::TooLarge);
+    }
+    if fraction.len() > COST_SCALE as usize {
+        return Err(CostProblem::TooPrecise);
+    }
+    nanos(whole, fraction).ok_or(CostProblem::Unreadable)
+}
+
+/// A cost as [`Cost`]'s `Display` wrote it (a flow persisted earlier may hold a negative one).
+fn parse_persisted(text: &str) -> Option<i128> {
+    let (negative, unsigned) = split_sign(text);
+    let (whole, fraction) = split_decimal(unsigned)?;
+    if significant_digits(whole) > PERSISTED_WHOLE_DIGITS || fraction.len() > COST_SCALE as usize {
         return None;
     }
-    let kept: String = fraction
-        .chars()
-        .chain(std::iter::repeat('0'))
-        .take(9)
-        .collect();
-    let value =
-        whole.parse::<i128>().ok()? * 10_i128.pow(COST_SCALE) + kept.parse::<i128>().ok()?;
-    Some(if negative { -value } else { value })
+    nanos(whole, fraction).map(|value| if negative { -value } else { value })
+}
+
+fn split_sign(text: &str) -> (bool, &str) {
+    match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    }
+}
+
+/// `"12.5"` -> `("12", "5")`: digits, then optionally a point and more digits; nothing else.
+fn split_decimal(text: &str) -> Option<(&str, &str)> {
+    let (whole, fraction) = match text.split_once('.') {
+        Some((_, "")) => return None,
+        Some(parts) => parts,
+        None => (text, ""),
+    };
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    (!whole.is_empty() && all_digits(whole) && all_digits(fraction)).then_some((whole, fraction))
+}
+
+fn significant_digits(whole: &str) -> usize {
+    whole.trim_start_matches('0').len()
+}
+
+/// `("12", "5")` -> 12_500_000_000; the caller bounds the digits so nothing overflows.
+fn nanos(whole: &str, fraction: &str) -> Option<i128> {
+    let whole: i128 = whole.parse().ok()?;
+    let fraction: i128 = format!("{fraction:0<9}").parse().ok()?;
+    Some(whole * 10_i128.pow(COST_SCALE) + fraction)
 }
 
 /// A bid as it reached the requester.
@@ -139,9 +212,9 @@ pub struct CountedBid {
     pub bid: StrongRef,
     /// Its terms record (`payload`).
     pub terms: StrongRef,
-    /// Its price.
+    /// Its price: 0 for free terms, what the offer asks for paid ones.
     pub cost: Cost,
-    /// Whether its terms are free.
+    /// Whether its terms are free: only a free bid can win.
     pub free: bool,
     /// Where the winner is sent its accept (`submitAccept`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,34 +283,58 @@ pub enum Refusal {
         /// When the window closed.
         closed_at: Timestamp,
     },
+    /// Its price is unreadable or out of bounds.
+    #[error("the bid's cost {value:?} is refused: {problem}")]
+    UnacceptableCost {
+        /// The value sent, cut to 64 characters.
+        value: String,
+        /// What is wrong with it.
+        problem: CostProblem,
+    },
+    /// Its terms are free but ask a price above 0.
+    #[error("priced free terms: free terms that ask a cost of {0:?}")]
+    PricedFreeTerms(String),
+    /// Its terms are paid but state no price.
+    #[error("a paid offer without a price")]
+    PaidWithoutPrice,
 }
 
 /// The bid as it counts, or every reason it does not.
 pub fn admit(auction: &Auction, bid: &ReceivedBid) -> Result<CountedBid, Vec<Refusal>> {
-    let mut refusals = Vec::new();
     let author = author_of(&bid.reference.uri);
-    match &author {
-        None => refusals.push(Refusal::NoAuthor(bid.reference.uri.clone())),
-        Some(did) if auction.denied.iter().any(|deny| deny == did) => {
-            refusals.push(Refusal::Denied(did.clone()));
-        }
-        Some(did) if !auction.asked.iter().any(|asked| &asked.did == did) => {
-            refusals.push(Refusal::NotAsked(did.clone()));
-        }
-        Some(_) => {}
-    }
-    let rfp = &bid.record.rfp;
-    if rfp.uri != auction.rfp.uri || rfp.cid != auction.rfp.cid {
-        refusals.push(Refusal::OtherRfp {
-            expected: format!("{} ({})", auction.rfp.uri, auction.rfp.cid),
-            found: format!("{} ({})", rfp.uri, rfp.cid),
-        });
-    }
-    refusals.extend(timing_refusal(auction, bid.received_at));
-    match author {
-        Some(bidder) if refusals.is_empty() => Ok(counted(bidder, bid)),
+    let free = is_free(&bid.record.payload);
+    let cost = offered_cost(&bid.record.payload, free);
+    let refusals: Vec<Refusal> = author_refusal(auction, &bid.reference.uri, author.as_deref())
+        .into_iter()
+        .chain(rfp_refusal(auction, bid))
+        .chain(timing_refusal(auction, bid.received_at))
+        .chain(cost.as_ref().err().cloned())
+        .collect();
+    match (author, cost) {
+        (Some(bidder), Ok(cost)) if refusals.is_empty() => Ok(counted(bidder, bid, cost, free)),
         _ => Err(refusals),
     }
+}
+
+fn author_refusal(auction: &Auction, uri: &str, author: Option<&str>) -> Option<Refusal> {
+    match author {
+        None => Some(Refusal::NoAuthor(uri.to_owned())),
+        Some(did) if auction.denied.iter().any(|deny| deny == did) => {
+            Some(Refusal::Denied(did.to_owned()))
+        }
+        Some(did) if !auction.asked.iter().any(|asked| asked.did == did) => {
+            Some(Refusal::NotAsked(did.to_owned()))
+        }
+        Some(_) => None,
+    }
+}
+
+fn rfp_refusal(auction: &Auction, bid: &ReceivedBid) -> Option<Refusal> {
+    let rfp = &bid.record.rfp;
+    (rfp.uri != auction.rfp.uri || rfp.cid != auction.rfp.cid).then(|| Refusal::OtherRfp {
+        expected: format!("{} ({})", auction.rfp.uri, auction.rfp.cid),
+        found: format!("{} ({})", rfp.uri, rfp.cid),
+    })
 }
 
 fn timing_refusal(auction: &Auction, received_at: Timestamp) -> Option<Refusal> {
@@ -254,18 +351,43 @@ fn timing_refusal(auction: &Auction, received_at: Timestamp) -> Option<Refusal> 
     })
 }
 
-fn counted(bidder: String, bid: &ReceivedBid) -> CountedBid {
-    let payload = &bid.record.payload;
-    let free = collection_of(&payload.uri).as_deref() == Some(FREE_TERMS_NSID);
-    let cost = match payload.extra.get("cost") {
-        Some(value) => Cost::read(value),
-        None if free => Cost::Nanos(0),
-        None => Cost::Unknown,
+fn is_free(payload: &strong_ref::StrongRef) -> bool {
+    collection_of(&payload.uri).as_deref() == Some(FREE_TERMS_NSID)
+}
+
+/// The price the terms ask, or why it is refused (see the module's rules).
+fn offered_cost(payload: &strong_ref::StrongRef, free: bool) -> Result<Cost, Refusal> {
+    let Some(value) = payload.extra.get("cost") else {
+        return if free {
+            Ok(Cost::ZERO)
+        } else {
+            Err(Refusal::PaidWithoutPrice)
+        };
     };
+    match Cost::read(value) {
+        Err(problem) => Err(Refusal::UnacceptableCost {
+            value: shown(value),
+            problem,
+        }),
+        Ok(cost) if free && cost != Cost::ZERO => Err(Refusal::PricedFreeTerms(shown(value))),
+        Ok(cost) => Ok(cost),
+    }
+}
+
+/// A peer's value as a refusal repeats it: at most 64 characters.
+fn shown(value: &Value) -> String {
+    let cut = |text: &str| text.chars().take(SHOWN_CHARS).collect();
+    match value {
+        Value::String(text) => cut(text),
+        other => cut(&other.to_string()),
+    }
+}
+
+fn counted(bidder: String, bid: &ReceivedBid, cost: Cost, free: bool) -> CountedBid {
     CountedBid {
         bidder,
         bid: bid.reference.clone(),
-        terms: super::request::domain_ref(payload),
+        terms: super::request::domain_ref(&bid.record.payload),
         cost,
         free,
         submit_accept: bid.record.submit_accept.clone(),
@@ -291,14 +413,14 @@ fn collection_of(uri: &str) -> Option<String> {
 pub enum Decision {
     /// Keep collecting until the window closes.
     CollectUntil(Timestamp),
-    /// This bid wins.
+    /// This bid wins: always a free one.
     Winner {
         /// The winning bid.
         bid: CountedBid,
         /// Why now.
         why: WinReason,
     },
-    /// The window closed without a counted bid.
+    /// The window closed without a free bid (no bid at all, or paid offers only).
     Rejected {
         /// Why, for the contract's message.
         reason: String,
@@ -310,7 +432,7 @@ pub enum Decision {
 pub enum WinReason {
     /// `firstFree`: the first counted free bid.
     FirstFree,
-    /// The window closed; the lowest cost won.
+    /// The window closed; the free bid with the lowest cost won.
     LowestCost,
 }
 
@@ -333,18 +455,34 @@ pub fn decide(auction: &Auction, counted: &[CountedBid], now: Timestamp) -> Deci
             why: WinReason::LowestCost,
         },
         None => Decision::Rejected {
-            reason: no_bids_reason(auction),
+            reason: rejection_reason(auction, counted),
         },
     }
 }
 
-/// The lowest cost; ties to the earliest, then to the first received.
+/// The free bid with the lowest cost; ties to the earliest, then to the first received. A paid
+/// bid never wins: this requester does not pay.
 pub fn winner(counted: &[CountedBid]) -> Option<&CountedBid> {
-    counted
-        .iter()
-        .enumerate()
+    cheapest(counted.iter().filter(|bid| bid.free))
+}
+
+fn cheapest<'a>(bids: impl Iterator<Item = &'a CountedBid>) -> Option<&'a CountedBid> {
+    bids.enumerate()
         .min_by_key(|(position, bid)| (bid.cost, bid.received_at, *position))
         .map(|(_, bid)| bid)
+}
+
+fn rejection_reason(auction: &Auction, counted: &[CountedBid]) -> String {
+    let paid = || counted.iter().filter(|bid| !bid.free);
+    match cheapest(paid()) {
+        Some(offer) => format!(
+            "no free bid; cheapest paid offer: {} from {} ({} paid offer(s); this app does not pay)",
+            offer.cost,
+            offer.bidder,
+            paid().count()
+        ),
+        None => no_bids_reason(auction),
+    }
 }
 
 fn no_bids_reason(auction: &Auction) -> String {
@@ -364,6 +502,9 @@ mod tests {
 
     const RFP: &str = "at://did:plc:owner/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2b";
     const CID: &str = "bafyreid3imdulnhgeytpf6uk7zahjvrsqlofkmm5b5ub2maw4kqus6jp4i";
+    const BIDDERS: [&str; 3] = ["did:plc:a", "did:plc:b", "did:plc:c"];
+    /// 10^12 units, in billionths: every counted price is below it.
+    const MAX_NANOS: i128 = 1_000_000_000_000_000_000_000;
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")
@@ -375,7 +516,7 @@ mod tests {
                 uri: RFP.into(),
                 cid: CID.into(),
             },
-            asked: ["did:plc:a", "did:plc:b", "did:plc:c"]
+            asked: BIDDERS
                 .iter()
                 .map(|did| AskedBidder {
                     did: (*did).into(),
@@ -416,24 +557,66 @@ mod tests {
         admit(&auction(false), bid).expect("counts")
     }
 
+    fn free(author: &str, second: i64) -> CountedBid {
+        count(&received(author, "bids.free", None, second))
+    }
+
+    fn paid(author: &str, cost: Value, second: i64) -> CountedBid {
+        count(&received(author, "bids.x402", Some(cost), second))
+    }
+
+    fn refusals_of(terms: &str, cost: Value) -> Vec<Refusal> {
+        let bid = received("did:plc:a", terms, Some(cost), 1);
+        admit(&auction(false), &bid).expect_err("refused")
+    }
+
     #[test]
-    fn costs_read_integers_numbers_and_decimal_strings_exactly() {
-        assert_eq!(Cost::read(&json!(3)), Cost::Nanos(3_000_000_000));
-        assert_eq!(Cost::read(&json!("0.25")), Cost::Nanos(250_000_000));
-        assert_eq!(Cost::read(&json!(1.5)), Cost::Nanos(1_500_000_000));
-        assert_eq!(Cost::read(&json!("-2")), Cost::Nanos(-2_000_000_000));
-        for unreadable in [
-            json!("1e3"),
-            json!("cheap"),
-            json!(null),
-            json!({"usd": 1}),
-            json!(".5"),
-        ] {
-            assert_eq!(Cost::read(&unreadable), Cost::Unknown, "{unreadable}");
-        }
+    fn costs_read_plain_decimals_exactly() {
+        let nanos = |value: Value| Cost::read(&value).expect("a price");
+        assert_eq!(nanos(json!(3)), Cost::Nanos(3_000_000_000));
+        assert_eq!(nanos(json!("0.25")), Cost::Nanos(250_000_000));
+        assert_eq!(nanos(json!(1.5)), Cost::Nanos(1_500_000_000));
+        assert_eq!(nanos(json!("007")), Cost::Nanos(7_000_000_000));
+        assert_eq!(nanos(json!("0.000000001")), Cost::Nanos(1));
+        assert_eq!(
+            nanos(json!("999999999999.999999999")),
+            Cost::Nanos(MAX_NANOS - 1)
+        );
         assert!(Cost::Nanos(i128::MAX) < Cost::Unknown);
         assert_eq!(Cost::Nanos(250_000_000).to_string(), "0.25");
         assert_eq!(Cost::Nanos(-3_000_000_000).to_string(), "-3");
+    }
+
+    #[test]
+    fn costs_that_are_unreadable_negative_too_precise_or_too_large_are_refused_by_kind() {
+        use CostProblem::{Negative, TooLarge, TooPrecise, Unreadable};
+        let cases = [
+            (json!("-2"), Negative),
+            (json!(-1), Negative),
+            (json!("-0.5"), Negative),
+            (json!("NaN"), Unreadable),
+            (json!("Infinity"), Unreadable),
+            (json!("-Infinity"), Unreadable),
+            (json!("1e3"), Unreadable),
+            (json!(1e300), Unreadable),
+            (json!("cheap"), Unreadable),
+            (json!(null), Unreadable),
+            (json!({"usd": 1}), Unreadable),
+            (json!(".5"), Unreadable),
+            (json!("1."), Unreadable),
+            (json!("+1"), Unreadable),
+            (json!("0.1234567891"), TooPrecise),
+            (json!(0.1 + 0.2), TooPrecise),
+            (json!("1000000000000"), TooLarge),
+            (json!(1_000_000_000_000_u64), TooLarge),
+        ];
+        for (value, problem) in cases {
+            assert_eq!(Cost::read(&value), Err(problem), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_cost_persists_as_its_decimal_text_and_reads_back() {
         for cost in [Cost::Nanos(-1), Cost::Nanos(250_000_000), Cost::Unknown] {
             let text = serde_json::to_string(&cost).expect("persists");
             assert_eq!(
@@ -442,27 +625,76 @@ mod tests {
                 "{text}"
             );
         }
+        assert!(serde_json::from_str::<Cost>("\"1e3\"").is_err());
     }
 
     #[test]
     fn a_bid_from_an_asked_bidder_for_our_rfp_within_the_window_counts() {
-        let bid = received("did:plc:a", "bids.free", Some(json!(5)), 30);
+        let bid = received("did:plc:a", "bids.free", Some(json!("0")), 30);
         let counted = admit(&auction(false), &bid).expect("counts");
         assert_eq!(counted.bidder, "did:plc:a");
-        assert_eq!(counted.cost, Cost::Nanos(5_000_000_000));
+        assert_eq!(counted.cost, Cost::ZERO);
         assert!(counted.free);
+        let offer = paid("did:plc:b", json!("0.35"), 2);
+        assert_eq!((offer.cost, offer.free), (Cost::Nanos(350_000_000), false));
+    }
+
+    #[test]
+    fn a_refused_cost_names_the_value_sent_cut_to_64_characters() {
+        assert_eq!(
+            refusals_of("bids.x402", json!("-5")),
+            [Refusal::UnacceptableCost {
+                value: "-5".into(),
+                problem: CostProblem::Negative
+            }]
+        );
+        let refusals = refusals_of("bids.x402", json!("9".repeat(1000)));
+        let [Refusal::UnacceptableCost { value, problem }] = refusals.as_slice() else {
+            panic!("one refusal: {refusals:?}");
+        };
+        assert_eq!(
+            (value.as_str(), *problem),
+            ("9".repeat(64).as_str(), CostProblem::TooLarge)
+        );
+        assert!(refusals[0].to_string().len() < 200, "{}", refusals[0]);
+    }
+
+    #[test]
+    fn free_terms_that_ask_a_price_are_refused() {
+        assert_eq!(
+            refusals_of("bids.free", json!("0.5")),
+            [Refusal::PricedFreeTerms("0.5".into())]
+        );
+        assert_eq!(
+            refusals_of("bids.free", json!(2)),
+            [Refusal::PricedFreeTerms("2".into())]
+        );
+        assert_eq!(free("did:plc:a", 1).cost, Cost::ZERO);
+    }
+
+    #[test]
+    fn a_paid_offer_without_a_price_is_refused() {
+        let bid = received("did:plc:a", "bids.x402", None, 1);
+        assert_eq!(
+            admit(&auction(false), &bid),
+            Err(vec![Refusal::PaidWithoutPrice])
+        );
     }
 
     #[test]
     fn every_reason_a_bid_does_not_count_is_named() {
-        let mut bid = received("did:plc:x", "bids.free", None, 31);
+        let mut bid = received("did:plc:x", "bids.free", Some(json!("1e3")), 31);
         bid.record.rfp.cid = "bafyreiclp443lavogvhj3d2ob2cxbfuscni2k5jk7bebjzg7khl3esabwq".into();
         let refusals = admit(&auction(false), &bid).expect_err("refused");
         assert!(matches!(refusals[0], Refusal::Denied(ref did) if did == "did:plc:x"));
         assert!(matches!(refusals[1], Refusal::OtherRfp { .. }));
         assert!(matches!(refusals[2], Refusal::Late { closed_at, .. } if closed_at == at(30)));
-        assert_eq!(refusals.len(), 3);
-        let stranger = received("did:plc:z", "bids.free", None, -1);
+        assert!(matches!(
+            refusals[3],
+            Refusal::UnacceptableCost { ref value, problem: CostProblem::Unreadable } if value == "1e3"
+        ));
+        assert_eq!(refusals.len(), 4);
+        let stranger = received("did:plc:z", "bids.x402", None, -1);
         let refusals = admit(&auction(false), &stranger).expect_err("refused");
         assert_eq!(
             refusals,
@@ -471,17 +703,18 @@ mod tests {
                 Refusal::Early {
                     received_at: at(-1),
                     opened_at: at(0)
-                }
+                },
+                Refusal::PaidWithoutPrice
             ]
         );
     }
 
     #[test]
-    fn the_lowest_cost_wins_when_the_window_closes_and_a_tie_goes_to_the_earliest() {
+    fn the_earliest_free_bid_wins_when_the_window_closes() {
         let bids = [
-            count(&received("did:plc:a", "bids.x402", Some(json!(7)), 1)),
-            count(&received("did:plc:b", "bids.x402", Some(json!("3")), 5)),
-            count(&received("did:plc:c", "bids.x402", Some(json!(3)), 2)),
+            free("did:plc:a", 7),
+            free("did:plc:b", 5),
+            free("did:plc:c", 2),
         ];
         assert_eq!(
             decide(&auction(false), &bids, at(29)),
@@ -494,23 +727,54 @@ mod tests {
             (bid.bidder.as_str(), why),
             ("did:plc:c", WinReason::LowestCost)
         );
+        let same_time = [free("did:plc:b", 4), free("did:plc:a", 4)];
+        assert_eq!(
+            winner(&same_time).map(|b| b.bidder.as_str()),
+            Some("did:plc:b")
+        );
     }
 
     #[test]
-    fn a_bid_without_a_price_loses_to_any_priced_bid() {
+    fn a_free_bid_wins_over_an_earlier_paid_offer_as_cheap_or_cheaper() {
         let bids = [
-            count(&received("did:plc:a", "bids.x402", None, 1)),
-            count(&received("did:plc:b", "bids.x402", Some(json!(1000)), 9)),
+            paid("did:plc:a", json!(0), 1),
+            paid("did:plc:b", json!("0.01"), 2),
+            free("did:plc:c", 9),
         ];
-        assert_eq!(winner(&bids).map(|b| b.bidder.as_str()), Some("did:plc:b"));
+        let Decision::Winner { bid, .. } = decide(&auction(false), &bids, at(30)) else {
+            panic!("a winner");
+        };
+        assert_eq!((bid.bidder.as_str(), bid.free), ("did:plc:c", true));
+    }
+
+    #[test]
+    fn paid_offers_only_reject_naming_the_cheapest_offer_and_its_bidder() {
+        let bids = [
+            paid("did:plc:a", json!("0.5"), 1),
+            paid("did:plc:b", json!("0.35"), 5),
+            paid("did:plc:c", json!(0.35), 2),
+        ];
+        assert_eq!(winner(&bids), None);
+        assert_eq!(
+            decide(&auction(true), &bids, at(29)),
+            Decision::CollectUntil(at(30))
+        );
+        assert_eq!(
+            decide(&auction(false), &bids, at(30)),
+            Decision::Rejected {
+                reason: "no free bid; cheapest paid offer: 0.35 from did:plc:c \
+                         (3 paid offer(s); this app does not pay)"
+                    .into()
+            }
+        );
     }
 
     #[test]
     fn with_first_free_the_first_free_bid_wins_at_once() {
         let bids = [
-            count(&received("did:plc:a", "bids.x402", Some(json!(0)), 1)),
-            count(&received("did:plc:b", "bids.free", None, 2)),
-            count(&received("did:plc:c", "bids.free", None, 3)),
+            paid("did:plc:a", json!(0), 1),
+            free("did:plc:b", 2),
+            free("did:plc:c", 3),
         ];
         let Decision::Winner { bid, why } = decide(&auction(true), &bids, at(3)) else {
             panic!("a winner before the window closes");
@@ -544,16 +808,54 @@ mod tests {
 
     proptest! {
         #[test]
-        fn the_winner_has_the_lowest_cost_and_no_earlier_bid_costs_as_little(
-            offers in prop::collection::vec((prop::option::of(0_i64..5), 0_i64..30), 1..8),
+        fn only_a_free_bid_wins_and_paid_offers_only_name_the_cheapest(
+            offers in prop::collection::vec((any::<bool>(), 0_i64..5, 0_usize..3, 0_i64..30), 1..8),
         ) {
             let bids: Vec<CountedBid> = offers
                 .iter()
-                .map(|(cost, second)| count(&received("did:plc:a", "bids.x402", cost.map(|c| json!(c)), *second)))
+                .map(|&(is_free, cost, bidder, second)| if is_free {
+                    free(BIDDERS[bidder], second)
+                } else {
+                    paid(BIDDERS[bidder], json!(cost), second)
+                })
                 .collect();
-            let won = winner(&bids).expect("a winner");
-            prop_assert!(bids.iter().all(|bid| won.cost <= bid.cost));
-            prop_assert!(!bids.iter().any(|bid| bid.cost == won.cost && bid.received_at < won.received_at));
+            let free_bids: Vec<&CountedBid> = bids.iter().filter(|bid| bid.free).collect();
+            match decide(&auction(false), &bids, at(30)) {
+                Decision::Winner { bid, .. } => {
+                    prop_assert!(bid.free);
+                    prop_assert!(free_bids.iter().all(|other| bid.cost <= other.cost));
+                    prop_assert!(!free_bids.iter().any(|other| other.cost == bid.cost && other.received_at < bid.received_at));
+                }
+                Decision::Rejected { reason } => {
+                    prop_assert!(free_bids.is_empty());
+                    let cheapest = bids.iter().map(|bid| bid.cost).min().expect("a paid offer");
+                    let named = |bid: &CountedBid| reason.starts_with(&format!(
+                        "no free bid; cheapest paid offer: {cheapest} from {} (", bid.bidder
+                    ));
+                    prop_assert!(bids.iter().any(|bid| bid.cost == cheapest && named(bid)), "{}", reason);
+                }
+                Decision::CollectUntil(until) => prop_assert!(false, "still collecting until {until}"),
+            }
+        }
+
+        #[test]
+        fn any_cost_text_counts_within_bounds_or_is_refused_naming_at_most_64_characters(
+            text in "\\PC{0,100}|-?[0-9]{0,14}(\\.[0-9]{0,11})?|[0-9]{1,3}(e[0-9])?",
+        ) {
+            let bid = received("did:plc:a", "bids.x402", Some(json!(text)), 1);
+            match admit(&auction(false), &bid) {
+                Ok(counted) => {
+                    let Cost::Nanos(nanos) = counted.cost else {
+                        return Err(TestCaseError::fail("an unknown price counted"));
+                    };
+                    prop_assert!((0..MAX_NANOS).contains(&nanos), "{}", nanos);
+                    prop_assert_eq!(Cost::read(&json!(counted.cost.to_string())), Ok(counted.cost));
+                }
+                Err(refusals) => prop_assert!(
+                    matches!(refusals.as_slice(), [Refusal::UnacceptableCost { value, .. }] if value.chars().count() <= 64),
+                    "{:?}", refusals
+                ),
+            }
         }
     }
 }

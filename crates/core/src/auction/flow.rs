@@ -5,7 +5,8 @@
 //! same `next` again.
 //!
 //! Steps: `Planned` → `VmWritten` → `PolicyWritten` → `RfpWritten` → `RfpSent` (bids counted
-//! as they come) → `BidsCollected` → `WinnerChosen` (or `Rejected`: no bids) → free settlement
+//! as they come) → `BidsCollected` → `WinnerChosen` (a free bid: this requester does not pay;
+//! or `Rejected`: no free bid) → free settlement
 //! (`FreeAcceptWritten` → `GrantReceived`) → `AcceptWritten` → `AcceptSent` (the receipt is
 //! known: a guest may run) → `ReceiptVerified` → `Deployed` (the guest is on the network);
 //! `Releasing` → `Released`; `Failed` from anywhere, keeping the receipt if there is one.
@@ -21,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bids::{Auction, CountedBid, Decision, decide};
+use super::bids::{Auction, CountedBid, Decision, decide, winner};
 use crate::compute::{ComputePhase, StrongRef};
 use crate::timestamp::Timestamp;
 
@@ -99,12 +100,14 @@ pub enum Step {
         /// The `accepts.free` record.
         free_accept: StrongRef,
     },
-    /// The bidder granted them (`receipts.free`).
+    /// The bidder granted them (`receipts.free`), or its terms name no grant endpoint (the
+    /// public implementation settles free terms without one: the accept then has no payload).
     GrantReceived {
         /// The auction's result.
         won: Won,
-        /// The `receipts.free` record: the accept's payload.
-        grant: StrongRef,
+        /// The `receipts.free` record: the accept's payload, if the terms asked for one.
+        #[serde(default)]
+        grant: Option<StrongRef>,
     },
     /// The `market.accept` is written.
     AcceptWritten {
@@ -150,7 +153,7 @@ pub enum Step {
         /// The receipt of the guest that was released, if there was one.
         receipt: Option<StrongRef>,
     },
-    /// No bid counted.
+    /// No free bid counted (none at all, or paid offers only).
     Rejected {
         /// Why.
         reason: String,
@@ -248,8 +251,8 @@ pub enum Outcome {
     BidCounted(CountedBid),
     /// The auction's decision at the time it was taken.
     Decided(Decision),
-    /// The bidder's `receipts.free`.
-    GrantReceived(StrongRef),
+    /// The bidder's `receipts.free`, or `None` when its free terms name no grant endpoint.
+    GrantReceived(Option<StrongRef>),
     /// The bidder's answer to `submitAccept`.
     AcceptAnswered(Held),
     /// The receipt verified at this time.
@@ -521,25 +524,22 @@ fn advance(step: Step, outcome: Outcome) -> Result<Step, InvalidTransition> {
     })
 }
 
+/// The step a decision on the collected bids makes: only a collected free bid can win (this
+/// requester does not pay), and a rejection fits only when no free bid was collected.
 fn chosen(
     auction: Auction,
     bids: Vec<CountedBid>,
     decision: Decision,
 ) -> Result<Step, InvalidTransition> {
     match decision {
-        Decision::Winner { bid, .. } if bids.contains(&bid) && !bid.free => Ok(Step::Failed {
-            reason: format!(
-                "the winning bid of {} has paid terms, which this requester cannot settle yet (free terms only)",
-                bid.bidder
-            ),
-            held: None,
-        }),
-        Decision::Winner { bid, .. } if bids.contains(&bid) => Ok(Step::WinnerChosen(Won {
-            rfp: auction.rfp,
-            winner: bid,
-            bid_count: bids.len(),
-        })),
-        Decision::Rejected { reason } if bids.is_empty() => Ok(Step::Rejected { reason }),
+        Decision::Winner { bid, .. } if bid.free && bids.contains(&bid) => {
+            Ok(Step::WinnerChosen(Won {
+                rfp: auction.rfp,
+                winner: bid,
+                bid_count: bids.len(),
+            }))
+        }
+        Decision::Rejected { reason } if winner(&bids).is_none() => Ok(Step::Rejected { reason }),
         decision => Err(InvalidTransition {
             step: "bidsCollected",
             outcome: format!("{decision:?}"),
@@ -641,7 +641,7 @@ mod tests {
                 };
                 Outcome::Decided(decide(auction, bids, at(30)))
             }
-            Next::FetchGrant => Outcome::GrantReceived(strong("grant")),
+            Next::FetchGrant => Outcome::GrantReceived(Some(strong("grant"))),
             Next::SendAccept => Outcome::AcceptAnswered(held()),
             Next::VerifyReceipt => Outcome::ReceiptVerified(at(40)),
             Next::AwaitGuest => Outcome::GuestReady,
@@ -808,26 +808,74 @@ mod tests {
         assert_eq!(releasing.next(at(60)), Next::Write(RecordRole::Delete));
     }
 
-    #[test]
-    fn a_paid_winner_fails_the_contract_until_paid_settlement_exists() {
-        let mut paid = bid("paid", 1);
-        paid.free = false;
-        let flow = Flow {
+    fn paid(name: &str, nanos: i128, second: i64) -> CountedBid {
+        CountedBid {
+            cost: Cost::Nanos(nanos),
+            free: false,
+            ..bid(name, second)
+        }
+    }
+
+    fn collected(bids: Vec<CountedBid>) -> Flow {
+        Flow {
             started_at: at(0),
             step: Step::BidsCollected {
                 auction: auction(),
-                bids: vec![paid.clone()],
+                bids,
             },
             release_pending: None,
+        }
+    }
+
+    #[test]
+    fn paid_offers_only_reject_the_contract_naming_the_cheapest() {
+        let bids = vec![paid("dear", 500_000_000, 1), paid("cheap", 350_000_000, 2)];
+        let decision = decide(&auction(), &bids, at(30));
+        let flow = collected(bids)
+            .apply(Outcome::Decided(decision))
+            .expect("fits");
+        let Step::Rejected { reason } = &flow.step else {
+            panic!("rejected: {:?}", flow.step);
         };
-        let won = Decision::Winner {
-            bid: paid,
+        assert!(
+            reason.starts_with("no free bid; cheapest paid offer: 0.35 from did:plc:bidder"),
+            "{reason}"
+        );
+        assert_eq!(flow.phase(), ComputePhase::Failed);
+    }
+
+    #[test]
+    fn a_free_bid_wins_over_a_cheaper_looking_earlier_paid_offer() {
+        let bids = vec![paid("paid", 0, 1), bid("free", 9)];
+        let decision = decide(&auction(), &bids, at(30));
+        let flow = collected(bids)
+            .apply(Outcome::Decided(decision))
+            .expect("fits");
+        let Step::WinnerChosen(won) = &flow.step else {
+            panic!("a winner: {:?}", flow.step);
+        };
+        assert_eq!((won.winner.bid.clone(), won.bid_count), (strong("free"), 2));
+    }
+
+    #[test]
+    fn a_paid_winner_or_a_rejection_despite_a_free_bid_is_refused() {
+        let paid_won = Decision::Winner {
+            bid: paid("paid", 0, 1),
             why: WinReason::LowestCost,
         };
-        let failed = flow.apply(Outcome::Decided(won)).expect("fits");
-        assert!(
-            matches!(&failed.step, Step::Failed { reason, held: None } if reason.contains("paid terms"))
-        );
+        let refused = collected(vec![paid("paid", 0, 1)]).apply(Outcome::Decided(paid_won));
+        assert!(matches!(
+            refused,
+            Err(InvalidTransition {
+                step: "bidsCollected",
+                ..
+            })
+        ));
+        let rejected = Decision::Rejected {
+            reason: "no free bid".into(),
+        };
+        let refused = collected(vec![bid("free", 1)]).apply(Outcome::Decided(rejected));
+        assert!(refused.is_err());
     }
 
     #[test]

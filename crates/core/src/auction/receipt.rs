@@ -68,9 +68,24 @@ pub enum ReceiptMismatch {
 }
 
 /// Every mismatch between the receipt at `receipt_uri` and the deal; empty when it verifies.
+/// Its binding is checked against the receipt re-encoded from `receipt`: use
+/// [`verify_stored_receipt`] for a receipt fetched from a peer.
 pub fn verify_receipt(
     receipt_uri: &str,
     receipt: &Receipt,
+    deal: &Deal<'_>,
+) -> Vec<ReceiptMismatch> {
+    let stored = receipt.to_record_value().unwrap_or(Value::Null);
+    verify_stored_receipt(receipt_uri, receipt, &stored, deal)
+}
+
+/// [`verify_receipt`], its binding checked against the receipt `stored` as its author wrote it:
+/// the bytes decide the attestation CID, and a re-encoded copy may differ from them (the public
+/// implementation writes `payload: null`, which a typed copy drops).
+pub fn verify_stored_receipt(
+    receipt_uri: &str,
+    receipt: &Receipt,
+    stored: &Value,
     deal: &Deal<'_>,
 ) -> Vec<ReceiptMismatch> {
     let mut mismatches = Vec::new();
@@ -89,7 +104,12 @@ pub fn verify_receipt(
             });
         }
     }
-    mismatches.extend(binding_mismatch(receipt, deal));
+    mismatches.extend(bound(
+        deal.accept_record,
+        stored,
+        deal.requester,
+        &receipt.cid,
+    ));
     mismatches
 }
 
@@ -139,11 +159,6 @@ fn author_mismatch(uri: &str, bidder: &str) -> Option<ReceiptMismatch> {
         expected: bidder.to_owned(),
         found: author.unwrap_or_else(|| uri.to_owned()),
     })
-}
-
-fn binding_mismatch(receipt: &Receipt, deal: &Deal<'_>) -> Option<ReceiptMismatch> {
-    let metadata = receipt.to_record_value().ok()?;
-    bound(deal.accept_record, &metadata, deal.requester, &receipt.cid)
 }
 
 /// A mismatch unless `found` is the attestation CID of `subject` in `repository` under `proof`.

@@ -32,11 +32,11 @@ pub fn free_accept(won: &Won) -> FreeAccept {
 
 /// The accept of the winning bid, with the bidder's grant as its payload and our event
 /// service, if we run one.
-pub fn accept(won: &Won, grant: &StrongRef, submit_event: Option<&str>) -> Accept {
+pub fn accept(won: &Won, grant: Option<&StrongRef>, submit_event: Option<&str>) -> Accept {
     Accept {
         rfp: lexicon_ref(&won.rfp),
         bid: lexicon_ref(&won.winner.bid),
-        payload: Some(lexicon_ref(grant)),
+        payload: grant.map(lexicon_ref),
         submit_event: submit_event.map(str::to_owned),
         signatures: Vec::new(),
         extra: Map::new(),
@@ -101,11 +101,18 @@ mod tests {
     }
 
     #[test]
+    fn free_terms_without_a_grant_endpoint_make_an_accept_without_payload() {
+        let accept = accept(&won(), None, Some("did:plc:owner#pdr_temp_compute_event"));
+        assert_eq!(accept.payload, None);
+        assert_eq!(problems(&accept), vec![]);
+    }
+
+    #[test]
     fn the_accept_points_at_our_rfp_the_winning_bid_and_the_grant() {
         let grant = strong(BIDDER, "market.receipts.free");
         let accept = accept(
             &won(),
-            &grant,
+            Some(&grant),
             Some("did:web:desk.example.com#compute_event"),
         );
         assert_eq!(accept.rfp.uri, won().rfp.uri);

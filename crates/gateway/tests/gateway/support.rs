@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use swdesk_net::Outbound;
 
 use swdesk_atproto::Agent;
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
@@ -99,7 +100,11 @@ impl World {
 
     /// A client of this world's gateway for `agent`.
     pub fn client(&self, agent: Agent) -> GatewayClient {
-        let resolver = Resolver::new(self.identity(), reqwest::Client::new());
+        let identity = self.identity();
+        let policy = identity
+            .net_policy()
+            .with_loopback_service(&self.gateway.url);
+        let resolver = Resolver::new(identity, Outbound::new(policy));
         GatewayClient::new(
             GatewayClientConfig {
                 did: self.gateway.did.clone(),

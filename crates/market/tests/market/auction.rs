@@ -1,86 +1,168 @@
-//! The auction against the real PDS and local bidders: the lowest cost wins, a tie goes to the
-//! earliest bid, `firstFree` wins at once, a denied bidder is never asked, no bidder fails the
-//! contract with "no bids". Windows that must see every bid are a few seconds long: a bid
+//! The auction against the real PDS and local bidders (free ones, and paid ones asking a price
+//! on `bids.x402` terms): this app does not pay, so a free bid wins over any paid one, which is
+//! still shown with its price; only paid bids fail the contract naming the cheapest offer; of
+//! free bids the earliest wins; `firstFree` wins at the first free bid, a paid one does not end
+//! the auction; a denied bidder is never asked, no bidder fails the contract with "no bids". Windows that must see every bid are a few seconds long: a bid
 //! answered after the window closes is late and rightly not counted, and a loaded machine
 //! (two cores, a PDS, Chromium) can take seconds to write one.
 
 use std::time::Duration;
 
-use swdesk_core::compute::ComputePhase;
-use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, rfp};
+use swdesk_core::compute::{ComputeContractStatus, ComputePhase};
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, rfp};
+use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_sandbox_bidder::Behaviour;
 
 use crate::support::*;
 
+/// A free bidder (`bids.free` terms), bidding after `delay_ms`.
+fn free_after(delay_ms: u64) -> Behaviour {
+    Behaviour {
+        bid_delay: Duration::from_millis(delay_ms),
+        ..Behaviour::default()
+    }
+}
+
+/// Each bid the status shows: its bidder and price.
+fn costs(status: &ComputeContractStatus) -> Vec<(String, Option<String>)> {
+    status
+        .bids
+        .iter()
+        .map(|bid| (bid.bidder.clone(), bid.cost.clone()))
+        .collect()
+}
+
 #[tokio::test]
-async fn the_lowest_cost_of_three_bidders_wins_and_the_contract_is_deployed() {
+async fn a_free_bidder_wins_over_cheaper_looking_paid_ones_which_are_shown_with_their_price() {
     let sandbox = sandbox().await;
     let pricey = sandbox.bidder(asking("0.30", 0)).await;
-    let cheap = sandbox.bidder(asking("0.10", 0)).await;
-    let middle = sandbox.bidder(asking("0.20", 0)).await;
+    let free = sandbox.bidder(free_after(300)).await;
+    let cheap = sandbox.bidder(asking("0.01", 0)).await;
     let owner = sandbox.owner().await;
-    let market = owner.market(&[&pricey, &cheap, &middle]);
+    let market = owner.market(&[&pricey, &free, &cheap]);
     let mut contract = contract(window(6, false), None, None);
     drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
 
     let status = &contract.status;
-    assert_eq!(status.winner.as_deref(), Some(cheap.account.as_str()));
-    assert_eq!(status.bids.len(), 3, "{:?}", status.bids);
+    assert_eq!(status.winner.as_deref(), Some(free.account.as_str()));
+    let mut shown = costs(status);
+    shown.sort();
+    let mut expected = vec![
+        (pricey.account.clone(), Some("0.3".to_owned())),
+        (free.account.clone(), Some("0".to_owned())),
+        (cheap.account.clone(), Some("0.01".to_owned())),
+    ];
+    expected.sort();
+    assert_eq!(shown, expected, "every bid is shown with its price");
     let receipt = status.receipt.as_ref().expect("a receipt");
-    assert!(receipt.uri.starts_with(&format!("at://{}/", cheap.account)));
+    assert!(receipt.uri.starts_with(&format!("at://{}/", free.account)));
     assert!(!receipt.cid.is_empty());
-    let guest = cheap
+    let guest = free
         .state()
         .guest(&receipt.uri)
         .cloned()
         .expect("the winner runs a guest");
     assert_eq!(guest.accept_author, owner.agent.did());
-    assert_eq!(pricey.state().guests.len() + middle.state().guests.len(), 0);
+    for paid in [&pricey, &cheap] {
+        let state = paid.state();
+        assert_eq!((state.grants.len(), state.guests.len()), (0, 0));
+    }
     assert_eq!(owner.records(rfp::NSID).await.len(), 1);
+    assert_eq!(owner.records(accepts::free::NSID).await.len(), 1);
     assert_eq!(owner.records(accept::NSID).await.len(), 1);
 }
 
 #[tokio::test]
-async fn among_equal_costs_the_earliest_bid_wins() {
+async fn only_paid_bids_fail_the_contract_naming_the_cheapest_paid_offer() {
     let sandbox = sandbox().await;
-    let late = sandbox.bidder(asking("0.10", 1200)).await;
-    let early = sandbox.bidder(asking("0.10", 0)).await;
-    let dearer = sandbox.bidder(asking("0.50", 0)).await;
+    let dear = sandbox.bidder(asking("0.50", 0)).await;
+    let cheap = sandbox.bidder(asking("0.35", 0)).await;
     let owner = sandbox.owner().await;
-    let market = owner.market(&[&late, &early, &dearer]);
+    let market = owner.market(&[&dear, &cheap]);
+    let mut contract = contract(window(5, false), None, None);
+    drive(&market, &mut contract, Duration::from_secs(90), finished).await;
+
+    assert_eq!(contract.status.phase, ComputePhase::Failed);
+    assert_eq!(
+        contract.status.message.as_deref(),
+        Some(
+            format!(
+                "no free bid; cheapest paid offer: 0.35 from {} (2 paid offer(s); this app does \
+                 not pay)",
+                cheap.account
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(contract.status.winner, None);
+    let mut shown = costs(&contract.status);
+    shown.sort();
+    let mut expected = vec![
+        (dear.account.clone(), Some("0.5".to_owned())),
+        (cheap.account.clone(), Some("0.35".to_owned())),
+    ];
+    expected.sort();
+    assert_eq!(
+        shown, expected,
+        "the paid offers are shown with their price"
+    );
+    assert!(!contract.status.holds_guest());
+    assert!(owner.records(accepts::free::NSID).await.is_empty());
+    assert!(owner.records(accept::NSID).await.is_empty());
+    for bidder in [&dear, &cheap] {
+        assert_eq!(bidder.state().bids.len(), 1);
+        assert!(bidder.state().guests.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn of_two_free_bidders_the_earliest_bid_wins() {
+    let sandbox = sandbox().await;
+    let late = sandbox.bidder(free_after(1200)).await;
+    let early = sandbox.bidder(free_after(0)).await;
+    let paid = sandbox.bidder(asking("0.50", 0)).await;
+    let owner = sandbox.owner().await;
+    let market = owner.market(&[&late, &early, &paid]);
     let mut contract = contract(window(8, false), None, None);
     drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
 
-    assert_eq!(contract.status.bids.len(), 3);
+    assert_eq!(contract.status.bids.len(), 3, "{:?}", contract.status.bids);
     assert_eq!(
         contract.status.winner.as_deref(),
         Some(early.account.as_str())
     );
+    assert!(late.state().guests.is_empty());
 }
 
 #[tokio::test]
 async fn with_first_free_the_first_free_bid_wins_before_the_window_closes() {
     let sandbox = sandbox().await;
-    let slow_cheap = sandbox.bidder(asking("0.01", 3000)).await;
-    let fast = sandbox.bidder(asking("0.90", 0)).await;
+    let fast_paid = sandbox.bidder(asking("0.01", 0)).await;
+    let slow_free = sandbox.bidder(free_after(3000)).await;
     let owner = sandbox.owner().await;
-    let market = owner.market(&[&slow_cheap, &fast]);
+    let market = owner.market(&[&fast_paid, &slow_free]);
     let mut contract = contract(window(600, true), None, None);
-    // The window is far longer than the drive's deadline: only firstFree can deploy in time.
+    // The window is far longer than the drive's deadline: only firstFree can deploy in time,
+    // and the paid bid that came first does not end the auction (it cannot win).
     drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
 
     assert_eq!(
         contract.status.winner.as_deref(),
-        Some(fast.account.as_str())
+        Some(slow_free.account.as_str())
     );
-    assert!(slow_cheap.state().guests.is_empty());
+    assert!(
+        costs(&contract.status).contains(&(fast_paid.account.clone(), Some("0.01".to_owned()))),
+        "{:?}",
+        contract.status.bids
+    );
+    assert!(fast_paid.state().guests.is_empty());
 }
 
 #[tokio::test]
 async fn a_denied_bidder_is_never_asked_even_when_named_explicitly() {
     let sandbox = sandbox().await;
-    let denied = sandbox.bidder(asking("0.01", 0)).await;
-    let allowed = sandbox.bidder(asking("0.40", 0)).await;
+    let denied = sandbox.bidder(free_after(0)).await;
+    let allowed = sandbox.bidder(free_after(300)).await;
     let owner = sandbox.owner().await;
     let market = owner.market(&[&denied, &allowed]);
     let mut contract = contract(
@@ -102,9 +184,17 @@ async fn a_denied_bidder_is_never_asked_even_when_named_explicitly() {
 #[tokio::test]
 async fn an_explicit_bidder_found_by_its_offering_is_asked_without_a_relay() {
     let sandbox = sandbox().await;
-    let explicit = sandbox.bidder(asking("0.20", 0)).await;
+    let explicit = sandbox.bidder(free_after(0)).await;
     let owner = sandbox.owner().await;
-    let market = owner.market(&[]);
+    // No offering source (no relay, no repos); only the network reaches the bidder's loopback
+    // service, as the owner's sandbox configuration names it.
+    let market = RequesterMarket::connect(
+        owner.agent.clone(),
+        resolver(&owner.identity, &[&explicit]),
+        OfferingSource::Repos(Vec::new()),
+        owner.key.clone(),
+    )
+    .with_settings(quick_settings());
     let mut contract = contract(window(5, false), Some(vec![explicit.account.clone()]), None);
     drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
 
@@ -139,7 +229,7 @@ async fn a_bidder_that_refuses_is_no_bid_and_the_other_wins() {
             ..Behaviour::default()
         })
         .await;
-    let willing = sandbox.bidder(asking("0.70", 0)).await;
+    let willing = sandbox.bidder(free_after(0)).await;
     let owner = sandbox.owner().await;
     let market = owner.market(&[&refusing, &willing]);
     let mut contract = contract(window(5, false), None, None);
@@ -159,7 +249,7 @@ async fn a_bidder_that_refuses_is_no_bid_and_the_other_wins() {
 #[tokio::test]
 async fn a_policy_the_pds_refuses_fails_the_contract_before_any_rfp() {
     let sandbox = sandbox().await;
-    let bidder = sandbox.bidder(asking("0.10", 0)).await;
+    let bidder = sandbox.bidder(free_after(0)).await;
     let owner = sandbox.owner().await;
     let market = owner.market(&[&bidder]);
     let mut contract = contract(window(5, false), None, None);

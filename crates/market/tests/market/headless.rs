@@ -15,6 +15,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+use swdesk_net::Outbound;
 
 use serde::{Deserialize, Serialize};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
@@ -69,6 +70,8 @@ pub struct Setup {
     pub key: Vec<u8>,
     /// The repo whose offerings are read: the bidder's.
     pub bidder: String,
+    /// The bidder's service on loopback (the network policy names it).
+    pub bidder_url: Url,
     /// Where to stop.
     pub hold: Hold,
 }
@@ -105,22 +108,25 @@ async fn runs_one_accounts_contracts_until_killed() {
 fn start_engine(setup: Setup) -> Engine {
     let store = Arc::new(Store::open(&setup.store).unwrap());
     let identity = IdentityConfig::sandbox(setup.plc_url, setup.pds_url);
-    let http = reqwest::Client::new();
+    let policy = identity
+        .net_policy()
+        .with_loopback_service(&setup.bidder_url);
+    let resolver = Resolver::new(identity, Outbound::new(policy));
     let agent = Agent::from_stored(
         setup.session,
-        http.clone(),
+        resolver.http().clone(),
         Arc::new(MemoryStore::default()),
     )
     .unwrap();
     let key = AttestationKey::from_secret_bytes(Curve::P256, &setup.key).unwrap();
     let market = RequesterMarket::connect(
         agent.clone(),
-        identity.clone(),
+        resolver.clone(),
         OfferingSource::Repos(vec![setup.bidder]),
         key,
     )
     .with_settings(quick_settings());
-    let repo = PdsRepo::new(agent, Resolver::new(identity, http));
+    let repo = PdsRepo::new(agent, resolver);
     Engine::start(
         store,
         Arc::new(repo),

@@ -21,7 +21,7 @@ use crate::support::*;
 #[tokio::test]
 async fn the_accept_author_releases_and_the_bidder_tears_the_guest_down() {
     let sandbox = sandbox().await;
-    let bidder = sandbox.bidder(asking("0.10", 0)).await;
+    let bidder = sandbox.bidder(Behaviour::default()).await;
     let owner = sandbox.owner().await;
     let market = owner.market(&[&bidder]);
     let mut contract = contract(window(5, false), None, None);
@@ -45,7 +45,11 @@ async fn the_accept_author_releases_and_the_bidder_tears_the_guest_down() {
             .uri
             .starts_with(&format!("at://{}/{}/", bidder.account, event::NSID))
     );
-    assert_eq!(contract.status.bids[0].cost.as_deref(), Some("0.1"));
+    assert_eq!(
+        contract.status.bids[0].cost.as_deref(),
+        Some("0"),
+        "a free bid"
+    );
 
     let asked_at = SystemClock.now();
     release(&mut contract, asked_at);
@@ -75,7 +79,12 @@ async fn the_accept_author_releases_and_the_bidder_tears_the_guest_down() {
 #[tokio::test]
 async fn a_restart_at_every_step_completes_the_same_contract_with_one_rfp_and_one_accept() {
     let sandbox = sandbox().await;
-    let bidder = sandbox.bidder(asking("0.10", 300)).await;
+    let bidder = sandbox
+        .bidder(Behaviour {
+            bid_delay: Duration::from_millis(300),
+            ..Behaviour::default()
+        })
+        .await;
     let owner = sandbox.owner().await;
     let mut contract = contract(window(5, false), None, None);
     let mut steps = Vec::new();
@@ -148,7 +157,7 @@ async fn a_guest_that_fails_after_the_accept_fails_the_contract_which_can_still_
     let failing = sandbox
         .bidder(Behaviour {
             fail_after_accept: true,
-            ..asking("0.10", 0)
+            ..Behaviour::default()
         })
         .await;
     let owner = sandbox.owner().await;

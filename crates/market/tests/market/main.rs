@@ -4,6 +4,8 @@
 
 mod auction;
 mod headless;
+mod hostile;
 mod lifecycle;
+mod public_peer;
 mod restart;
 mod support;

@@ -5,7 +5,8 @@
 //! action was done but before that action's result was persisted. A fresh process on the same
 //! file takes over each time. The same contract deploys and releases with exactly one RFP and
 //! one accept in the owner's repo, one guest at the bidder (an in-process sandbox bidder),
-//! torn down once, and a receipt that verifies.
+//! torn down once, and a receipt that verifies. The bidder bids free terms: only a free bid can
+//! win, as this app does not pay.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -20,7 +21,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, event, receipt, rfp};
 use swdesk_market::SystemClock;
-use swdesk_sandbox_bidder::{GuestPhase, RunningBidder};
+use swdesk_sandbox_bidder::{Behaviour, GuestPhase, RunningBidder};
 use swdesk_store::Store;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use url::Url;
@@ -58,7 +59,12 @@ const CHILD_SILENCE_LIMIT: Duration = Duration::from_secs(60);
 async fn a_requester_killed_at_every_step_completes_the_same_contract_with_one_rfp_and_one_accept()
 {
     let sandbox = sandbox().await;
-    let bidder = sandbox.bidder(asking("0.10", 300)).await;
+    let bidder = sandbox
+        .bidder(Behaviour {
+            bid_delay: Duration::from_millis(300),
+            ..Behaviour::default()
+        })
+        .await;
     let owner = sandbox.owner().await;
     let dir = tempfile::tempdir().unwrap();
     // The window outlasts the restarts around it: a bid counted late would reject the contract.
@@ -113,6 +119,7 @@ impl Requester {
             session: owner.stored_session(),
             key: owner.key.to_secret_bytes(),
             bidder: bidder.account.clone(),
+            bidder_url: bidder.url.clone(),
             hold: Hold::Persisted("none".to_owned()),
         };
         Self {

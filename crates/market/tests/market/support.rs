@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use swdesk_net::Outbound;
 
 use serde_json::{Map, Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
@@ -101,7 +102,7 @@ impl Owner {
         let repos = bidders.iter().map(|b| b.account.clone()).collect();
         RequesterMarket::connect(
             self.agent.clone(),
-            self.identity.clone(),
+            resolver(&self.identity, bidders),
             OfferingSource::Repos(repos),
             self.key.clone(),
         )
@@ -114,6 +115,17 @@ impl Owner {
     }
 }
 
+/// A resolver on the sandbox reaching its PLC and PDS and the `bidders` (the owner's
+/// configuration names them; nothing else on loopback is reachable).
+pub fn resolver(identity: &IdentityConfig, bidders: &[&RunningBidder]) -> Resolver {
+    let policy = bidders
+        .iter()
+        .fold(identity.net_policy(), |policy, bidder| {
+            policy.with_loopback_service(&bidder.url)
+        });
+    Resolver::new(identity.clone(), Outbound::new(policy))
+}
+
 /// The market's waits, short: a test sees each step soon.
 pub fn quick_settings() -> Settings {
     Settings {
@@ -124,7 +136,7 @@ pub fn quick_settings() -> Settings {
 
 /// Every record of `collection` in `repo` (one page is plenty here).
 pub async fn list_records(identity: &IdentityConfig, repo: &str, collection: &str) -> Vec<Value> {
-    let resolver = Resolver::new(identity.clone(), reqwest::Client::new());
+    let resolver = self::resolver(identity, &[]);
     let pds = resolver.resolve_did(repo).await.unwrap().pds;
     let answer: Value = reqwest::Client::new()
         .get(format!("{pds}xrpc/com.atproto.repo.listRecords"))

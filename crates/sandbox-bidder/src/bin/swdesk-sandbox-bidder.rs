@@ -1,9 +1,10 @@
 //! The sandbox bidder as a process, for `cargo xtask run`: it joins the sandbox PDS named by
 //! `SWDESK_SANDBOX_PDS` (its ready line), makes itself an account there, listens on
 //! `SWDESK_SANDBOX_BIDDER_PORT` (or any free port), asks `SWDESK_SANDBOX_BIDDER_COST` for a
-//! guest (free when unset), boots guests in human-scale steps, and prints one JSON ready line
-//! `{url, did, accountDid}` on stdout. It stops when stdin closes (the sandbox peers' process
-//! protocol, `swdesk_sandbox_peer::process`).
+//! guest (free terms when unset or `0`; paid `bids.x402` terms above zero, which a requester
+//! that does not pay never accepts), boots guests in human-scale steps, and prints one JSON
+//! ready line `{url, did, accountDid}` on stdout. It stops when stdin closes (the sandbox
+//! peers' process protocol, `swdesk_sandbox_peer::process`).
 
 use std::process::ExitCode;
 use std::time::Duration;

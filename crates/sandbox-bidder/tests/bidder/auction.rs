@@ -1,23 +1,38 @@
 //! `submitRfp`: an open RFP gets a signed bid that the requester's own admission rules count;
-//! two bidders with different prices both bid and the cheaper wins; the refusal and delay
-//! controls; an RFP the caller did not author, or at another CID, is refused.
+//! a priced bidder bids signed paid terms (`bids.x402`) whose payment endpoint answers 402 and
+//! which get no free grant; the requester's rules on real bids (a free bid wins over a cheaper
+//! looking paid one, only paid bids reject the auction naming the cheapest, the earlier of two
+//! free bids wins); the refusal and delay controls; an RFP the caller did not author, or at
+//! another CID, is refused.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, is_signed_by};
 use swdesk_core::auction::bidders::AskedBidder;
-use swdesk_core::auction::bids::{Auction, Cost, Decision, ReceivedBid, admit, decide};
+use swdesk_core::auction::bids::{Auction, Cost, CountedBid, Decision, ReceivedBid, admit, decide};
 use swdesk_core::auction::request::{Bidding, rfp as rfp_record};
 use swdesk_core::compute::StrongRef;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;
-use swdesk_lexicon::com::publicdomainrelay::temp::market::{bid, bids, offering, rfp, submit_rfp};
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{
+    accepts, bid, bids, offering, rfp, submit_accept, submit_rfp,
+};
 use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 
-use crate::support::{Requester, assert_valid, get_record, list_records, sandbox};
+use crate::support::{Requester, assert_valid, get_record, list_records, sandbox, strong};
+
+/// The collection of paid terms (not in our lexicons).
+const PAID_TERMS: &str = "com.publicdomainrelay.temp.market.bids.x402";
+
+/// The at-uri percent-encoded as one path segment.
+fn encode(uri: &str) -> String {
+    uri.replace('%', "%25")
+        .replace(':', "%3A")
+        .replace('/', "%2F")
+}
 
 fn rfp_input(rfp: &StrongRef) -> Value {
     json!({"rfpUri": rfp.uri, "rfpCid": rfp.cid})
@@ -93,6 +108,11 @@ async fn an_open_rfp_gets_a_signed_free_bid_that_the_requester_counts() {
         received.record.submit_accept.as_deref(),
         Some(bidder.market_service().as_str())
     );
+    assert_eq!(
+        value["payload"].get("cost"),
+        None,
+        "free terms ask no price"
+    );
     let counted = admit(&auction(&rfp, &[&bidder]), &received).expect("the bid counts");
     assert_eq!(
         (counted.free, counted.cost, counted.bidder.as_str()),
@@ -121,31 +141,221 @@ async fn an_open_rfp_gets_a_signed_free_bid_that_the_requester_counts() {
     assert_eq!(state.rfps_seen[0].requester, requester.did);
 }
 
-#[tokio::test]
-async fn two_bidders_with_different_prices_both_bid_and_the_cheaper_wins() {
-    let sandbox = sandbox().await;
-    let priced = |cost: &str| Behaviour {
+/// A behaviour asking `cost` a guest.
+fn priced(cost: &str) -> Behaviour {
+    Behaviour {
         cost: Some(cost.to_owned()),
         ..Behaviour::default()
+    }
+}
+
+/// The bids of `bidders` on one RFP, in this order, as the requester counts them (`received_at`
+/// one second apart, in that order).
+async fn counted_bids(
+    requester: &Requester,
+    rfp: &StrongRef,
+    auction: &Auction,
+    bidders: &[&RunningBidder],
+) -> Vec<CountedBid> {
+    let mut counted = Vec::new();
+    for (second, bidder) in (1..).zip(bidders) {
+        let answer = requester
+            .call(bidder, submit_rfp::NSID, &rfp_input(rfp))
+            .await;
+        assert_eq!(answer.status, 200, "{:?}", answer.body);
+        let (mut received, _) = received(requester, &answer.body).await;
+        received.received_at = Timestamp::from_unix_millis(second * 1_000).unwrap();
+        counted.push(admit(auction, &received).expect("the bid counts"));
+    }
+    counted
+}
+
+/// When every bid is in and the window closed.
+fn closed() -> Timestamp {
+    Timestamp::from_unix_millis(60_000).unwrap()
+}
+
+#[tokio::test]
+async fn a_priced_bidder_writes_signed_x402_terms_whose_payment_endpoint_answers_402() {
+    let sandbox = sandbox().await;
+    let bidder = sandbox.bidder(priced("0.35")).await;
+    let requester = sandbox.requester("owner").await;
+    let rfp = requester.rfp().await;
+    let answer = requester
+        .call(&bidder, submit_rfp::NSID, &rfp_input(&rfp))
+        .await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let (received, value) = received(&requester, &answer.body).await;
+    assert_valid(bid::NSID, &value);
+    assert_eq!(value["payload"]["cost"], json!("0.35"));
+    let counted = admit(&auction(&rfp, &[&bidder]), &received).expect("a paid bid counts");
+    assert_eq!(
+        (counted.free, counted.cost.to_string()),
+        (false, "0.35".to_owned())
+    );
+
+    let (terms, _) = get_record(&requester.resolver, &counted.terms.uri).await;
+    assert!(
+        counted
+            .terms
+            .uri
+            .starts_with(&format!("at://{}/{PAID_TERMS}/", bidder.account)),
+        "{}",
+        counted.terms.uri
+    );
+    let payment_url = format!("{}x402/receipt", bidder.url);
+    assert_eq!(terms["$type"], json!(PAID_TERMS));
+    assert_eq!(terms["cost"], json!("0.35"));
+    assert_eq!(terms["currency"], json!("USDC"));
+    assert_eq!(terms["frequency"], json!("one-time"));
+    assert_eq!(terms["prepay"], json!(true));
+    assert_eq!(terms["url"], json!(payment_url));
+    assert!(is_signed_by(
+        &terms,
+        &bidder.account,
+        &bidder.attestation_did_key()
+    ));
+    let state = bidder.state();
+    assert_eq!(state.bids.len(), 1);
+    assert_eq!(state.bids[0].cost.as_deref(), Some("0.35"));
+    assert!(!state.bids[0].is_free());
+    assert_eq!(state.bids[0].terms, counted.terms);
+
+    let accepts_x402 = format!(
+        "at://{}/com.publicdomainrelay.temp.market.accepts.x402/3lbjpbyznfc2a",
+        requester.did
+    );
+    let payment = reqwest::get(format!("{payment_url}/{}/bafyreid", encode(&accepts_x402)))
+        .await
+        .unwrap();
+    assert_eq!(payment.status().as_u16(), 402);
+    let body: Value = payment.json().await.unwrap();
+    assert_eq!(body["error"], json!("PaymentRequired"), "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("takes no payment")),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_paid_bid_gets_no_free_grant_and_so_no_accept() {
+    let sandbox = sandbox().await;
+    let bidder = sandbox.bidder(priced("0.35")).await;
+    let requester = sandbox.requester("owner").await;
+    let rfp = requester.rfp().await;
+    let answer = requester
+        .call(&bidder, submit_rfp::NSID, &rfp_input(&rfp))
+        .await;
+    let (received, _) = received(&requester, &answer.body).await;
+    let terms = received.record.payload.clone();
+    let terms = StrongRef {
+        uri: terms.uri,
+        cid: terms.cid,
     };
+    let record = json!({"$type": accepts::free::NSID, "bid": strong(&received.reference),
+        "payload": strong(&terms), "signatures": []});
+    let (accepts_free, _) = requester.signed(accepts::free::NSID, &record).await;
+    let grant_url = format!(
+        "{}free/receipt/{}/{}",
+        bidder.url,
+        encode(&accepts_free.uri),
+        accepts_free.cid
+    );
+    let refused = reqwest::get(grant_url).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("paid terms")),
+        "{body}"
+    );
+
+    let (accept, _) = requester
+        .accept(&rfp, &received.reference, &accepts_free)
+        .await;
+    let input = json!({"acceptUri": accept.uri, "acceptCid": accept.cid});
+    let answer = requester.call(&bidder, submit_accept::NSID, &input).await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (400, "InvalidRequest"),
+        "{:?}",
+        answer.body
+    );
+    let state = bidder.state();
+    assert!(state.grants.is_empty(), "{:?}", state.grants);
+    assert!(state.guests.is_empty(), "{:?}", state.guests);
+}
+
+#[tokio::test]
+async fn a_free_bidder_wins_over_a_cheaper_looking_earlier_paid_one_which_counts_with_its_price() {
+    let sandbox = sandbox().await;
+    let paid = sandbox.bidder(priced("0.000000001")).await;
+    let free = sandbox.bidder(Behaviour::default()).await;
+    let requester = sandbox.requester("owner").await;
+    let rfp = requester.rfp().await;
+    let auction = auction(&rfp, &[&paid, &free]);
+    let counted = counted_bids(&requester, &rfp, &auction, &[&paid, &free]).await;
+    let shown: Vec<(&str, bool, String)> = counted
+        .iter()
+        .map(|bid| (bid.bidder.as_str(), bid.free, bid.cost.to_string()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (paid.account.as_str(), false, "0.000000001".to_owned()),
+            (free.account.as_str(), true, "0".to_owned()),
+        ]
+    );
+    match decide(&auction, &counted, closed()) {
+        Decision::Winner { bid, .. } => assert_eq!(bid.bidder, free.account),
+        other => panic!("no winner: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn only_paid_bids_reject_the_auction_naming_the_cheapest_paid_offer() {
+    let sandbox = sandbox().await;
     let dear = sandbox.bidder(priced("0.50")).await;
-    let cheap = sandbox.bidder(priced("0.25")).await;
+    let cheap = sandbox.bidder(priced("0.35")).await;
     let requester = sandbox.requester("owner").await;
     let rfp = requester.rfp().await;
     let auction = auction(&rfp, &[&dear, &cheap]);
-    let mut counted = Vec::new();
-    for bidder in [&dear, &cheap] {
-        let answer = requester
-            .call(bidder, submit_rfp::NSID, &rfp_input(&rfp))
-            .await;
-        let (received, _) = received(&requester, &answer.body).await;
-        counted.push(admit(&auction, &received).expect("the bid counts"));
-    }
+    let counted = counted_bids(&requester, &rfp, &auction, &[&dear, &cheap]).await;
     let costs: Vec<String> = counted.iter().map(|bid| bid.cost.to_string()).collect();
-    assert_eq!(costs, ["0.5", "0.25"]);
-    let closed = Timestamp::from_unix_millis(60_000).unwrap();
-    match decide(&auction, &counted, closed) {
-        Decision::Winner { bid, .. } => assert_eq!(bid.bidder, cheap.account),
+    assert_eq!(costs, ["0.5", "0.35"]);
+    assert_eq!(
+        decide(&auction, &counted, closed()),
+        Decision::Rejected {
+            reason: format!(
+                "no free bid; cheapest paid offer: 0.35 from {} (2 paid offer(s); this app does \
+                 not pay)",
+                cheap.account
+            )
+        }
+    );
+}
+
+#[tokio::test]
+async fn of_two_free_bidders_the_earlier_bid_wins() {
+    let sandbox = sandbox().await;
+    let early = sandbox.bidder(Behaviour::default()).await;
+    let late = sandbox.bidder(priced("0")).await;
+    let requester = sandbox.requester("owner").await;
+    let rfp = requester.rfp().await;
+    let auction = auction(&rfp, &[&late, &early]);
+    let mut counted = counted_bids(&requester, &rfp, &auction, &[&early, &late]).await;
+    assert!(counted.iter().all(|bid| bid.free && bid.cost == Cost::ZERO));
+    assert!(
+        late.state().bids[0].is_free(),
+        "a zero price bids free terms"
+    );
+    // Received in this order, listed the other way round: the earlier still wins.
+    counted.reverse();
+    match decide(&auction, &counted, closed()) {
+        Decision::Winner { bid, .. } => assert_eq!(bid.bidder, early.account),
         other => panic!("no winner: {other:?}"),
     }
 }
@@ -198,9 +408,22 @@ async fn a_slow_bidder_bids_only_after_its_delay_and_a_told_bidder_changes_its_p
         "answered after {:?}",
         started.elapsed()
     );
-    let (received, _) = received(&requester, &answer.body).await;
-    let counted = admit(&auction(&rfp, &[&bidder]), &received).expect("the bid counts");
-    assert_eq!(counted.cost.to_string(), "2");
+    let (paid, _) = received(&requester, &answer.body).await;
+    let counted = admit(&auction(&rfp, &[&bidder]), &paid).expect("the bid counts");
+    assert_eq!(
+        (counted.free, counted.cost.to_string()),
+        (false, "2".to_owned())
+    );
+
+    bidder.set_behaviour(Behaviour::default());
+    let again = requester.rfp().await;
+    let answer = requester
+        .call(&bidder, submit_rfp::NSID, &rfp_input(&again))
+        .await;
+    let (free, value) = received(&requester, &answer.body).await;
+    assert_eq!(value["payload"].get("cost"), None, "{value}");
+    let counted = admit(&auction(&again, &[&bidder]), &free).expect("the bid counts");
+    assert_eq!((counted.free, counted.cost), (true, Cost::ZERO));
 }
 
 #[tokio::test]

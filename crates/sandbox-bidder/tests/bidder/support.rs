@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
-use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::identity::{IdentityConfig, Resolver, loopback_web_did_port};
 use swdesk_atproto::oauth::Secret;
 use swdesk_core::auction::request::{lexicon_ref, rfp as rfp_record};
 use swdesk_core::compute::StrongRef;
@@ -66,7 +66,10 @@ impl Sandbox {
         )
         .await;
         let requester = Requester {
-            resolver: Resolver::new(self.identity.clone(), http.clone()),
+            resolver: Resolver::new(
+                self.identity.clone(),
+                swdesk_net::Outbound::new(self.identity.net_policy()),
+            ),
             http,
             pds_url,
             did: account.did,
@@ -153,10 +156,13 @@ impl Requester {
             .to_owned()
     }
 
-    /// The bidder's market endpoint, from its `did:web` document.
+    /// The bidder's market endpoint, from its `did:web` document (the bidder's port added to
+    /// the sandbox's network policy, as the owner's configuration names its bidders).
     pub async fn endpoint(&self, bidder_did: &str) -> String {
-        let document = self
-            .resolver
+        let port = loopback_web_did_port(bidder_did).expect("a sandbox bidder's did:web");
+        let config = self.resolver.config().clone();
+        let policy = config.net_policy().with_loopback_port(port);
+        let document = Resolver::new(config, swdesk_net::Outbound::new(policy))
             .did_document(bidder_did)
             .await
             .expect("the bidder's document");

@@ -1,0 +1,166 @@
+//! The public compute market's own implementation (`publicdomainrelay/atproto-market`,
+//! third-party Deno code in `../shared/peers/atproto-market/`) run on loopback as a test peer:
+//! its ingress dispatcher and its bidder, resolving DIDs at the sandbox's PLC. The project
+//! starts it, never copies it (`peer.sh`, see its README).
+//!
+//! Its services are named `https://did-key-….localhost` and served by the dispatcher on one
+//! loopback port over plain HTTP, routed by `Host`: a client reaches them only when its
+//! network policy names that port as the sandbox's `*.localhost` ingress.
+//!
+//! Invariants: each process is killed when its handle is dropped; its logs go to a file the
+//! tests can read (the bidder's log tells what it received).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a peer process may take to print its ready line (a cold install included).
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The variable that points at `peer.sh` (default: `../shared/peers/atproto-market/peer.sh`
+/// beside the project).
+pub const PEER_SCRIPT_ENV: &str = "SWDESK_MARKET_PEER";
+
+/// Why the peer did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MarketPeerError {
+    /// `peer.sh` could not be run.
+    #[error("the public market peer ({script}) could not be started: {source}")]
+    Spawn {
+        /// The script.
+        script: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// It printed no ready line in time, or exited first.
+    #[error("the public market peer's {0} did not get ready (its log: {1})")]
+    NotReady(&'static str, String),
+    /// Its ready line is not what its README describes.
+    #[error("the public market peer's ready line is unreadable: {0}")]
+    BadReadyLine(serde_json::Error),
+}
+
+#[derive(Debug, Deserialize)]
+struct InfraReady {
+    disp_port: u16,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BidderReady {
+    did: String,
+    ingress_ref: String,
+}
+
+/// The public market's dispatcher and bidder, running.
+#[derive(Debug)]
+pub struct PublicMarketPeer {
+    /// The dispatcher's loopback port: the sandbox's `*.localhost` ingress.
+    pub dispatcher_port: u16,
+    /// The bidder's account (`did:plc:…` at the sandbox's PLC).
+    pub bidder_did: String,
+    /// The bidder's market service (`did:web:did-key-….localhost`).
+    pub bidder_service: String,
+    /// Where the bidder logs (JSON lines).
+    pub bidder_log: PathBuf,
+    _infra: Child,
+    _bidder: Child,
+}
+
+impl PublicMarketPeer {
+    /// Starts the dispatcher and a bidder resolving DIDs at `plc_url` (the sandbox's PLC),
+    /// logging under `log_dir`.
+    pub async fn start(plc_url: &str, log_dir: &Path) -> Result<Self, MarketPeerError> {
+        let script = script();
+        let infra_log = log_dir.join("market-peer-infra.log");
+        let mut infra = spawn(
+            &script,
+            "infra",
+            &infra_log,
+            &[
+                ("FAKE_PLC", "0"),
+                ("PLC_URL", plc_url),
+                ("DISP_PORT", "0"),
+                ("PLC_PORT", "0"),
+            ],
+        )?;
+        let ready: InfraReady = ready_line(&mut infra, "dispatcher", &infra_log).await?;
+        let port = ready.disp_port.to_string();
+        let bidder_log = log_dir.join("market-peer-bidder.log");
+        let mut bidder = spawn(
+            &script,
+            "bidder",
+            &bidder_log,
+            &[("PLC_URL", plc_url), ("DISP_PORT", &port)],
+        )?;
+        let ready_bidder: BidderReady = ready_line(&mut bidder, "bidder", &bidder_log).await?;
+        Ok(Self {
+            dispatcher_port: ready.disp_port,
+            bidder_did: ready_bidder.did,
+            bidder_service: ready_bidder.ingress_ref,
+            bidder_log,
+            _infra: infra,
+            _bidder: bidder,
+        })
+    }
+
+    /// What the bidder has logged so far.
+    pub fn bidder_log_text(&self) -> String {
+        std::fs::read_to_string(&self.bidder_log).unwrap_or_default()
+    }
+}
+
+/// `peer.sh`, from [`PEER_SCRIPT_ENV`] or beside the project.
+pub fn script() -> PathBuf {
+    std::env::var_os(PEER_SCRIPT_ENV).map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/peers/atproto-market/peer.sh")
+        },
+        PathBuf::from,
+    )
+}
+
+fn spawn(
+    script: &Path,
+    role: &str,
+    log: &Path,
+    env: &[(&str, &str)],
+) -> Result<Child, MarketPeerError> {
+    let spawn_error = |source| MarketPeerError::Spawn {
+        script: script.display().to_string(),
+        source,
+    };
+    let log = std::fs::File::create(log).map_err(spawn_error)?;
+    Command::new("bash")
+        .arg(script)
+        .arg(role)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(spawn_error)
+}
+
+async fn ready_line<T: serde::de::DeserializeOwned>(
+    child: &mut Child,
+    role: &'static str,
+    log: &Path,
+) -> Result<T, MarketPeerError> {
+    let not_ready = || MarketPeerError::NotReady(role, log.display().to_string());
+    let stdout = child.stdout.take().ok_or_else(not_ready)?;
+    let mut line = String::new();
+    let mut reader = BufReader::new(stdout);
+    let read = reader.read_line(&mut line);
+    match tokio::time::timeout(READY_TIMEOUT, read).await {
+        Ok(Ok(read)) if read > 0 => {}
+        _ => return Err(not_ready()),
+    }
+    serde_json::from_str(&line).map_err(MarketPeerError::BadReadyLine)
+}

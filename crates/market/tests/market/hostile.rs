@@ -1,0 +1,245 @@
+//! A hostile bidder on loopback against the requester's side of the market ([`HttpPeers`]):
+//! what it answers is bounded, what it names is called only when the owner's network policy
+//! allows it, and what it says reaches an error only as one cut line. A canary listener counts
+//! every connection to a place the policy forbids: it must stay at zero.
+//!
+//! These run on real HTTP and the real resolver (the bidder's `did:web` document is served by
+//! the hostile peer itself); service-auth tokens are not what is under test, so a fixed token
+//! stands in for the PDS's.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_atproto::oauth::Secret;
+use swdesk_core::compute::StrongRef;
+use swdesk_market::peers::PEER_WORDS_MAX;
+use swdesk_market::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
+use swdesk_net::{NetPolicy, Outbound};
+use url::Url;
+
+/// A token that is never checked by the hostile peer.
+#[derive(Debug)]
+struct FixedToken;
+
+impl ServiceTokens for FixedToken {
+    async fn token(&self, _aud: &str, _lxm: &str) -> Result<Secret, PeerError> {
+        Ok(Secret::new("not-a-real-token"))
+    }
+}
+
+/// A listener that only counts the connections made to it.
+struct Canary {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Canary {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&connections);
+        tokio::spawn(async move {
+            while let Ok((_stream, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Self { port, connections }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+/// The hostile bidder: its `did:web` names one service per misbehaviour
+/// (`#<mode>` → `http://localhost:<port>/<mode>`), and `#canary` points at the canary.
+struct Hostile {
+    port: u16,
+    did: String,
+}
+
+impl Hostile {
+    async fn start(canary: u16) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let did = format!("did:web:localhost%3A{port}");
+        let document = did_document(&did, port, canary);
+        let app = Router::new()
+            .route(
+                "/.well-known/did.json",
+                get(move || async move { axum::Json(document) }),
+            )
+            .route(
+                "/{mode}/xrpc/{nsid}",
+                post(
+                    move |Path((mode, _nsid)): Path<(String, String)>| async move {
+                        misbehave(&mode, canary)
+                    },
+                ),
+            );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self { port, did }
+    }
+
+    fn service(&self, mode: &str) -> String {
+        format!("{}#{mode}", self.did)
+    }
+
+    /// The requester's peers, on a sandbox whose configuration names this bidder only.
+    fn peers(&self) -> HttpPeers<FixedToken> {
+        let unused = Url::parse("http://localhost:1").unwrap();
+        let identity = IdentityConfig::sandbox(unused.clone(), unused);
+        let policy = NetPolicy::public().with_loopback_port(self.port);
+        let resolver = Resolver::new(identity, Outbound::new(policy));
+        HttpPeers::new(resolver, FixedToken, OfferingSource::Repos(Vec::new()))
+    }
+}
+
+const MODES: [&str; 6] = [
+    "huge",
+    "endless",
+    "shout",
+    "roar",
+    "to-metadata",
+    "to-canary",
+];
+
+fn did_document(did: &str, port: u16, canary: u16) -> Value {
+    let mut services: Vec<Value> = MODES
+        .iter()
+        .map(|mode| {
+            json!({"id": format!("#{mode}"), "type": "TempMarket",
+                "serviceEndpoint": format!("http://localhost:{port}/{mode}")})
+        })
+        .collect();
+    services.push(json!({"id": "#canary", "type": "TempMarket",
+        "serviceEndpoint": format!("http://127.0.0.1:{canary}")}));
+    json!({"id": did, "service": services})
+}
+
+fn misbehave(mode: &str, canary: u16) -> Response {
+    match mode {
+        "huge" => "x".repeat(10 * 1024 * 1024).into_response(),
+        "endless" => {
+            let chunks = futures_util::stream::repeat_with(|| {
+                Ok::<_, std::io::Error>(vec![b' '; 64 * 1024])
+            });
+            Response::new(Body::from_stream(chunks))
+        }
+        "shout" | "roar" => {
+            let length = if mode == "shout" {
+                10 * 1024
+            } else {
+                100 * 1024
+            };
+            let message = format!("refused\n\u{202E}{}", "A".repeat(length));
+            let body = json!({"error": "Nope", "message": message});
+            (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+        }
+        "to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
+        _ => redirect(&format!("http://127.0.0.1:{canary}/xrpc/x")),
+    }
+}
+
+fn redirect(to: &str) -> Response {
+    (
+        StatusCode::TEMPORARY_REDIRECT,
+        [(header::LOCATION, to.to_owned())],
+    )
+        .into_response()
+}
+
+fn our_rfp() -> StrongRef {
+    StrongRef {
+        uri: "at://did:plc:owner/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2f".to_owned(),
+        cid: "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm".to_owned(),
+    }
+}
+
+async fn refusal_of(peers: &HttpPeers<FixedToken>, service: &str) -> PeerError {
+    peers
+        .submit_rfp(service, &our_rfp())
+        .await
+        .expect_err("a hostile answer is refused")
+}
+
+#[tokio::test]
+async fn an_enormous_or_endless_answer_is_refused_at_its_cap_and_not_retried() {
+    let canary = Canary::start().await;
+    let hostile = Hostile::start(canary.port).await;
+    let peers = hostile.peers();
+    for mode in ["huge", "endless"] {
+        let refused = refusal_of(&peers, &hostile.service(mode)).await;
+        assert!(
+            refused.message.contains("larger than"),
+            "{mode}: {refused:?}"
+        );
+        assert!(!refused.transient, "{mode}: retrying would read it again");
+    }
+}
+
+#[tokio::test]
+async fn a_shouted_error_reaches_the_owner_as_one_cut_line() {
+    let canary = Canary::start().await;
+    let hostile = Hostile::start(canary.port).await;
+    let peers = hostile.peers();
+    let refused = refusal_of(&peers, &hostile.service("shout")).await;
+    assert!(
+        refused.message.len() < 3 * PEER_WORDS_MAX,
+        "{}",
+        refused.message.len()
+    );
+    assert!(
+        refused.message.contains("Nope refused A"),
+        "{}",
+        refused.message
+    );
+    assert!(refused.message.ends_with(swdesk_lexicon::text::CUT_MARK));
+    assert!(!refused.message.contains(['\n', '\u{202E}']));
+    let roared = refusal_of(&peers, &hostile.service("roar")).await;
+    assert_eq!(
+        roared.message,
+        "com.publicdomainrelay.temp.market.submitRfp answered 400 Bad Request (no readable error)"
+    );
+}
+
+#[tokio::test]
+async fn a_peer_cannot_make_the_requester_call_a_place_the_owner_did_not_name() {
+    let canary = Canary::start().await;
+    let hostile = Hostile::start(canary.port).await;
+    let peers = hostile.peers();
+    for mode in ["to-metadata", "to-canary", "canary"] {
+        let refused = refusal_of(&peers, &hostile.service(mode)).await;
+        assert!(!refused.transient, "{mode}: {refused:?}");
+    }
+    let accept = our_rfp();
+    for grant_url in [
+        format!("http://127.0.0.1:{}/grant", canary.port),
+        format!("http://localhost:{}/grant", canary.port),
+        format!("https://localhost:{}/grant", canary.port),
+        "http://169.254.169.254/latest/meta-data".to_owned(),
+        "http://[::ffff:169.254.169.254]/".to_owned(),
+        "http://10.0.0.1/grant".to_owned(),
+        "file:///etc/passwd".to_owned(),
+    ] {
+        let refused = peers
+            .fetch_grant(&grant_url, &accept)
+            .await
+            .expect_err("a grant URL the policy forbids is not fetched");
+        assert!(
+            refused.message.contains("not called"),
+            "{grant_url}: {refused:?}"
+        );
+        assert!(!refused.transient, "{grant_url}");
+    }
+    assert_eq!(canary.connections(), 0, "no connection reached the canary");
+}

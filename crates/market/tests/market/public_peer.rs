@@ -1,0 +1,157 @@
+//! The requester against the public market's own bidder (`publicdomainrelay/atproto-market`,
+//! run on loopback by `swdesk_devnet::PublicMarketPeer`), resolving DIDs at the sandbox's PLC
+//! and reaching the peer's `https://did-key-….localhost` services only because the sandbox's
+//! network policy names its dispatcher as the `*.localhost` ingress.
+
+use std::time::Duration;
+
+use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::xrpc::{XrpcRequest, call_public};
+use swdesk_devnet::PublicMarketPeer;
+use swdesk_market::{OfferingSource, RequesterMarket};
+use swdesk_net::Outbound;
+
+use swdesk_core::compute::ComputePhase;
+use swdesk_core::timestamp::Clock;
+use swdesk_market::SystemClock;
+
+use crate::support::{
+    Sandbox, contract, deployed, drive, quick_settings, release, sandbox, window,
+};
+
+struct World {
+    sandbox: Sandbox,
+    peer: PublicMarketPeer,
+    _logs: tempfile::TempDir,
+}
+
+async fn world() -> World {
+    let _already = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter("swdesk_market=debug")
+        .try_init();
+    let sandbox = sandbox().await;
+    let logs = tempfile::tempdir().unwrap();
+    let peer = PublicMarketPeer::start(&sandbox.pds.info().plc_url, logs.path())
+        .await
+        .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
+    World {
+        sandbox,
+        peer,
+        _logs: logs,
+    }
+}
+
+impl Drop for World {
+    /// A failing test shows what the public bidder logged last.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.peer.bidder_log_text();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+            eprintln!("the public bidder's log ends with:\n{tail}");
+        }
+    }
+}
+
+impl World {
+    /// A resolver on the sandbox with the peer's dispatcher as its `*.localhost` ingress.
+    fn resolver(&self) -> Resolver {
+        let identity = self.sandbox.identity.clone();
+        let policy = identity
+            .net_policy()
+            .with_localhost_ingress(self.peer.dispatcher_port);
+        Resolver::new(identity, Outbound::new(policy))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_public_bidder_resolves_and_its_repo_is_read_through_the_sandbox_ingress() {
+    let world = world().await;
+    let resolver = world.resolver();
+    let bidder = resolver
+        .resolve_did(&world.peer.bidder_did)
+        .await
+        .expect("the public bidder's did:plc resolves at the sandbox's PLC");
+    assert!(
+        bidder.pds.as_str().starts_with("https://did-key-"),
+        "{}",
+        bidder.pds
+    );
+    let described = call_public(
+        resolver.http(),
+        &bidder.pds,
+        &XrpcRequest::query(
+            "com.atproto.repo.describeRepo",
+            vec![("repo", world.peer.bidder_did.clone())],
+        ),
+    )
+    .await
+    .expect("its PDS answers through the dispatcher");
+    assert_eq!(described["did"], world.peer.bidder_did.as_str());
+    let without_ingress = Resolver::new(
+        world.sandbox.identity.clone(),
+        Outbound::new(world.sandbox.identity.net_policy()),
+    );
+    let refused = call_public(
+        without_ingress.http(),
+        &bidder.pds,
+        &XrpcRequest::query("com.atproto.repo.describeRepo", Vec::new()),
+    )
+    .await
+    .expect_err("without the ingress in the owner's policy, *.localhost is not reached");
+    assert!(
+        refused.to_string().contains("may not be reached"),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_contract_is_deployed_on_the_public_bidder() {
+    let world = world().await;
+    let owner = world.sandbox.owner().await;
+    let market = RequesterMarket::connect(
+        owner.agent.clone(),
+        world.resolver(),
+        OfferingSource::Repos(vec![world.peer.bidder_did.clone()]),
+        owner.key.clone(),
+    )
+    .with_settings(quick_settings());
+    let mut contract = contract(
+        window(5, false),
+        Some(vec![world.peer.bidder_did.clone()]),
+        None,
+    );
+    drive(&market, &mut contract, Duration::from_secs(120), deployed).await;
+    let bidder = world.peer.bidder_did.as_str();
+    assert_eq!(contract.status.winner.as_deref(), Some(bidder));
+    let receipt = contract.status.receipt.clone().expect("a verified receipt");
+    assert!(
+        receipt.uri.starts_with(&format!("at://{bidder}/")),
+        "{}",
+        receipt.uri
+    );
+    assert!(
+        contract
+            .status
+            .events
+            .iter()
+            .any(|event| event.kind == "vm.onNetwork"),
+        "the guest's vm.onNetwork, read from the bidder's repo: {:?}",
+        contract.status.events
+    );
+
+    release(&mut contract, SystemClock.now());
+    drive(&market, &mut contract, Duration::from_secs(120), |status| {
+        status.phase == ComputePhase::Released
+    })
+    .await;
+    let log = world.peer.bidder_log_text();
+    let deleted = log.lines().any(|line| {
+        line.contains("\"submitEvent: vm deleted\"") && line.contains(receipt.uri.as_str())
+    });
+    assert!(
+        deleted,
+        "the public bidder's log shows our vm.delete and its guest destroyed"
+    );
+}

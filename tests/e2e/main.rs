@@ -5,5 +5,6 @@
 mod clusters;
 mod deployments;
 mod market;
+mod public_market;
 mod shell;
 mod sign_in;

@@ -37,7 +37,9 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
     let owner = pds.create_account("e2emkt").await?;
     let (paid, free) = (bidder(&pds, Some("0.35")).await?, bidder(&pds, None).await?);
     let bidders = json!([paid.account.clone(), free.account.clone()]);
-    let mut env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
+    let env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
+    let services = json!([paid.did.clone(), free.did.clone()]);
+    let mut env = with_sandbox_field(env, "bidderServices", services)?;
     let pages = BrowserPages::new("market");
     env.push(pages.env());
     let mut window = AppWindow::open_with_env("market", &borrowed(&env)).await?;

@@ -56,11 +56,7 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         SandboxBidder::start(paths, &pds, "0")?,
         SandboxBidder::start(paths, &pds, "0.35")?,
     ];
-    let bidder_dids = bidders
-        .iter()
-        .map(SandboxBidder::account)
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let line = sandbox::app_line(&pds, &gateway.did()?, &bidder_dids)?;
+    let line = sandbox::app_line(&pds, &gateway.did()?, &bidders)?;
     let outcome = cmd::run(Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, line));
     drop(bidders);
     drop(gateway);

@@ -142,6 +142,15 @@ impl SandboxBidder {
         Harness::spawn(command, "a sandbox bidder").map(Self)
     }
 
+    /// The bidder's market service (`did:web:localhost%3A<port>`).
+    pub fn service(&self) -> anyhow::Result<String> {
+        let line: serde_json::Value = serde_json::from_str(self.0.ready_line())?;
+        line["did"]
+            .as_str()
+            .map(str::to_owned)
+            .context("the bidder's ready line names no did")
+    }
+
     /// The DID of the bidder's account (the author of its offering and bids).
     pub fn account(&self) -> anyhow::Result<String> {
         let line: serde_json::Value = serde_json::from_str(self.0.ready_line())?;
@@ -158,16 +167,26 @@ pub const BIDDER_BINARY: &str = "swdesk-sandbox-bidder";
 /// The gateway's binary (see `crates/sandbox-gateway`).
 pub const GATEWAY_BINARY: &str = "swdesk-sandbox-gateway";
 
-/// The PDS's ready line naming `gateway_did` as the network's cluster gateway and
-/// `bidder_dids` as its market's bidders: what the app reads from `SWDESK_SANDBOX`.
+/// The PDS's ready line naming `gateway_did` as the network's cluster gateway and `bidders`
+/// as its market's bidders (their accounts, and their services the app may call on
+/// loopback): what the app reads from `SWDESK_SANDBOX`.
 pub fn app_line(
     pds: &SandboxPds,
     gateway_did: &str,
-    bidder_dids: &[String],
+    bidders: &[SandboxBidder],
 ) -> anyhow::Result<String> {
+    let accounts = bidders
+        .iter()
+        .map(SandboxBidder::account)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let services = bidders
+        .iter()
+        .map(SandboxBidder::service)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut line: serde_json::Value = serde_json::from_str(pds.ready_line())?;
     line["gatewayDid"] = serde_json::Value::from(gateway_did);
-    line["bidderDids"] = serde_json::Value::from(bidder_dids.to_vec());
+    line["bidderDids"] = serde_json::Value::from(accounts);
+    line["bidderServices"] = serde_json::Value::from(services);
     Ok(line.to_string())
 }
 

@@ -48,6 +48,10 @@ struct SandboxLine {
     /// The accounts of the sandbox's bidders (there is no relay to find their offerings).
     #[serde(default)]
     bidder_dids: Vec<String>,
+    /// The sandbox bidders' market services (`did:web:localhost%3A<port>`): the loopback ports
+    /// the app may call them on.
+    #[serde(default)]
+    bidder_services: Vec<String>,
     /// The loopback port of the public market peer's dispatcher, which serves its
     /// `https://did-key-….localhost` services (`cargo xtask run --public-market`).
     #[serde(default)]
@@ -125,6 +129,7 @@ impl Network {
             .gateway_did
             .iter()
             .chain(&line.bidder_dids)
+            .chain(&line.bidder_services)
             .cloned()
             .collect();
         let identity = IdentityConfig::sandbox(line.plc_url, line.pds_url.clone());
@@ -214,7 +219,7 @@ mod tests {
     fn the_sandbox_reaches_on_loopback_only_the_services_its_ready_line_names() {
         let line = LINE.replace(
             r#""accounts""#,
-            r#""gatewayDid":"did:web:localhost%3A7001","bidderDids":["did:web:localhost%3A7002"],"accounts""#,
+            r#""gatewayDid":"did:web:localhost%3A7001","bidderDids":["did:plc:b"],"bidderServices":["did:web:localhost%3A7002"],"accounts""#,
         );
         let network = Network::sandbox(&line).unwrap();
         let ports: Vec<u16> = network.outbound.policy().loopback_ports().collect();

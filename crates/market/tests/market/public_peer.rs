@@ -16,7 +16,7 @@ use swdesk_core::timestamp::Clock;
 use swdesk_market::SystemClock;
 
 use crate::support::{
-    Sandbox, contract, deployed, drive, quick_settings, release, sandbox, window,
+    Sandbox, asking, contract, deployed, drive, quick_settings, release, sandbox, window,
 };
 
 struct World {
@@ -153,5 +153,48 @@ async fn a_contract_is_deployed_on_the_public_bidder() {
     assert!(
         deleted,
         "the public bidder's log shows our vm.delete and its guest destroyed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_mixed_auction_the_free_public_bid_wins_over_a_paid_sandbox_one() {
+    let world = world().await;
+    let paid = world.sandbox.bidder(asking("0.20", 0)).await;
+    let owner = world.sandbox.owner().await;
+    let policy = world
+        .sandbox
+        .identity
+        .net_policy()
+        .with_localhost_ingress(world.peer.dispatcher_port)
+        .with_loopback_service(&paid.url);
+    let resolver = Resolver::new(world.sandbox.identity.clone(), Outbound::new(policy));
+    let bidders = vec![world.peer.bidder_did.clone(), paid.account.clone()];
+    let market = RequesterMarket::connect(
+        owner.agent.clone(),
+        resolver,
+        OfferingSource::Repos(bidders.clone()),
+        owner.key.clone(),
+    )
+    .with_settings(quick_settings());
+    let mut contract = contract(window(5, false), Some(bidders), None);
+    drive(&market, &mut contract, Duration::from_secs(120), deployed).await;
+    assert_eq!(
+        contract.status.winner.as_deref(),
+        Some(world.peer.bidder_did.as_str()),
+        "the free bid wins whoever wrote it"
+    );
+    let costs: Vec<(&str, Option<&str>)> = contract
+        .status
+        .bids
+        .iter()
+        .map(|bid| (bid.bidder.as_str(), bid.cost.as_deref()))
+        .collect();
+    assert!(
+        costs.contains(&(paid.account.as_str(), Some("0.2"))),
+        "{costs:?}"
+    );
+    assert!(
+        costs.contains(&(world.peer.bidder_did.as_str(), Some("0"))),
+        "{costs:?}"
     );
 }

@@ -1,0 +1,92 @@
+//! A contract on the public market's own bidder (`publicdomainrelay/atproto-market`, run on
+//! loopback by `swdesk_devnet::PublicMarketPeer` against the sandbox's PLC), from the window:
+//! the sandbox line names the bidder and the peer's dispatcher as the `*.localhost` ingress,
+//! requesting the contract runs a real auction with a stranger's implementation, the contract
+//! reaches Deployed on the bidder's `vm.onNetwork` (read from its repo), and one click releases
+//! it: the public bidder logs our `vm.delete` and destroys its guest.
+
+use std::time::Duration;
+
+use serde_json::json;
+use swdesk_devnet::{PublicMarketPeer, SandboxPds};
+use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
+
+/// The bid window (3 s), the bidder's answers through its dispatcher and the guest's boot.
+const MARKET_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[tokio::test]
+async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases_it()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let owner = pds.create_account("e2epub").await?;
+    let logs = tempfile_dir("public-market")?;
+    let peer = PublicMarketPeer::start(&pds.info().plc_url, &logs).await?;
+    let env = sandbox_env(&pds, &owner)?;
+    let env = with_sandbox_field(env, "bidderDids", json!([peer.bidder_did.clone()]))?;
+    let env = with_sandbox_field(env, "marketIngressPort", json!(peer.dispatcher_port))?;
+    let mut window = AppWindow::open_with_env("public-market", &borrowed(&env)).await?;
+    window.sign_in().await?;
+
+    window.press_command_key("n").await?;
+    let declaration = json!({
+        "kind": "Infra",
+        "metadata": {"name": "stranger"},
+        "spec": {"contracts": [{"name": "vm", "state": "staged", "policyArgs": {"bidWindowSec": 3}}]}
+    });
+    window
+        .type_into("[data-testid='declaration-json']", &declaration.to_string())
+        .await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .click("[data-testid='deployment-row'][data-name='stranger']")
+        .await?;
+    window
+        .click("[data-contract='vm'] [data-action='request']")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Deployed",
+            MARKET_TIMEOUT,
+        )
+        .await?;
+    let contract = window.text_of("[data-contract='vm']").await?;
+    assert!(
+        contract.contains(&format!(
+            "at://{}/com.publicdomainrelay.temp.market.receipt/",
+            peer.bidder_did
+        )),
+        "the public bidder won and its receipt verified: {contract}"
+    );
+    window.screenshot("deployed").await?;
+
+    window
+        .click("[data-contract='vm'] [data-action='release']")
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Released",
+            MARKET_TIMEOUT,
+        )
+        .await?;
+    let log = peer.bidder_log_text();
+    assert!(
+        log.lines()
+            .any(|line| line.contains("\"submitEvent: VM destroyed\"")),
+        "the public bidder received our vm.delete and destroyed its guest"
+    );
+    window.screenshot("released").await?;
+    window.close().await?;
+    Ok(())
+}
+
+/// A folder of this test's own under the system's temporary directory, for the peer's logs.
+fn tempfile_dir(name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("swdesk-e2e-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

@@ -34,6 +34,8 @@ pub struct BidView {
     pub cost: Option<String>,
     /// Whether its bidder won the contract.
     pub won: bool,
+    /// Why it does not count, when it was refused (one cut line).
+    pub refused: Option<String>,
 }
 
 /// An event the provider reported about the guest.
@@ -96,16 +98,16 @@ pub(crate) fn observed(compute: Option<&ComputeContractObject>) -> Observed {
     let status = &compute.status;
     let winner = status.winner.as_deref();
     Observed {
-        bids: status
-            .bids
-            .iter()
+        bids: (status.bids.iter())
+            .chain(&status.refused_bids)
             .map(|bid| BidView {
                 bidder: bid.bidder.clone(),
                 bidder_handle: None,
                 uri: bid.record.uri.clone(),
                 received_at: bid.received_at.to_rfc3339(),
                 cost: bid.cost.clone(),
-                won: winner == Some(bid.bidder.as_str()),
+                won: bid.refused.is_none() && winner == Some(bid.bidder.as_str()),
+                refused: bid.refused.clone(),
             })
             .collect(),
         events: status.events.iter().map(event_view).collect(),

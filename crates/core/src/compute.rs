@@ -102,12 +102,18 @@ pub struct Bid {
     /// Its price as decimal text (`"0.25"`), when the bid names a readable one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<String>,
+    /// Why it does not count (a refused bid: its author, signature, RFP or terms did not
+    /// check out), one cut line; `None` for a bid that counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// The most phase changes a status keeps.
 pub const HISTORY_CAP: usize = 32;
 /// The most guest events a status keeps.
 pub const EVENTS_CAP: usize = 32;
+/// The most refused bids a status keeps (the first ones: a flood adds nothing).
+pub const REFUSED_CAP: usize = 32;
 
 /// One change of a contract's phase.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +171,10 @@ pub struct ComputeContractStatus {
     /// until the market starts the contract (and in statuses written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<crate::auction::flow::Flow>,
+    /// The bids that arrived and do not count, each with why, at most [`REFUSED_CAP`]: a
+    /// stranger's bid is shown refused with its reason, never silently dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_bids: Vec<Bid>,
     /// The guest's events, oldest first, at most [`EVENTS_CAP`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<GuestEvent>,
@@ -248,6 +258,21 @@ impl ComputeContractStatus {
     }
 }
 
+impl ComputeContractStatus {
+    /// Adds the refused bids not kept yet (by their record's uri), up to [`REFUSED_CAP`].
+    pub fn add_refused_bids(&mut self, bids: impl IntoIterator<Item = Bid>) {
+        for bid in bids {
+            let kept = self
+                .refused_bids
+                .iter()
+                .any(|refused| refused.record.uri == bid.record.uri);
+            if !kept && self.refused_bids.len() < REFUSED_CAP {
+                self.refused_bids.push(bid);
+            }
+        }
+    }
+}
+
 fn keep_last<T>(items: &mut Vec<T>, cap: usize) {
     let excess = items.len().saturating_sub(cap);
     items.drain(..excess);
@@ -273,6 +298,7 @@ mod tests {
             record: receipt(),
             received_at: Timestamp::MIN,
             cost: None,
+            refused: None,
         }
     }
 

@@ -24,13 +24,15 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_signers};
 use swdesk_core::auction::bidders::{FoundOffering, asked_bidders};
-use swdesk_core::auction::bids::{Auction, CountedBid, Decision, ReceivedBid, admit, decide};
+use swdesk_core::auction::bids::{
+    Auction, CountedBid, Decision, ReceivedBid, admit, author_of, decide,
+};
 use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
 use swdesk_core::compute::{
-    ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
+    self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::{RecordRepo, RepoError, StoredRecord, Swap};
@@ -43,6 +45,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, bid, event, offering, receipt, receipts, rfp as rfp_nsid,
 };
+use swdesk_lexicon::text::peer_text;
 
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::service_auth::ServiceAuth;
@@ -51,7 +54,7 @@ use swdesk_atproto::{Agent, PdsRepo};
 use crate::collector::Collector;
 use crate::guest::{Reported, about_receipt};
 use crate::keys;
-use crate::peers::{HttpPeers, OfferingSource, PeerError, Peers};
+use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
 
 /// The fragment of a bidder's market service when its offering names none.
@@ -82,18 +85,20 @@ impl Default for Settings {
     }
 }
 
-/// What one step produced: the outcomes to apply, in order, and the guest events newly seen.
+/// What one step produced: the outcomes to apply, in order, the guest events newly seen and
+/// the bids that arrived and do not count.
 #[derive(Debug, Default)]
 struct Stepped {
     outcomes: Vec<Outcome>,
     events: Vec<GuestEvent>,
+    refused: Vec<compute::Bid>,
 }
 
 impl From<Vec<Outcome>> for Stepped {
     fn from(outcomes: Vec<Outcome>) -> Self {
         Self {
             outcomes,
-            events: Vec::new(),
+            ..Self::default()
         }
     }
 }
@@ -224,13 +229,18 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             }
         }
         match self.step(contract, &flow, now).await {
-            Ok(Stepped { outcomes, events }) => {
+            Ok(Stepped {
+                outcomes,
+                events,
+                refused,
+            }) => {
                 let mut next = flow;
                 for outcome in outcomes {
                     next = next.apply(outcome).map_err(invalid)?;
                 }
                 let mut status = project(before, next, None);
                 status.add_guest_events(events);
+                status.add_refused_bids(refused);
                 Ok(status)
             }
             Err(Stop::Retry(problem)) => Ok(project(before, flow, Some(problem))),
@@ -276,7 +286,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         Ok(match flow.next(now) {
             Next::Write(role) => one(self.write(contract, flow, role).await?),
             Next::SendRfp => one(self.open_auction(contract, flow, now).await?),
-            Next::CollectBidsUntil(until) => self.collect(flow, until, now).await.into(),
+            Next::CollectBidsUntil(until) => self.collect(flow, until, now).await,
             Next::CloseBidding | Next::ChooseWinner => {
                 Stepped::from(self.decide(flow).into_iter().collect::<Vec<_>>())
             }
@@ -444,9 +454,9 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     /// Sends the RFP (again, after a restart) to the bidders without a counted bid, waits a
     /// little for answers, counts every bid that arrived, and closes the window when it is
     /// over (or `firstFree` decided).
-    async fn collect(&self, flow: &Flow, until: Timestamp, now: Timestamp) -> Vec<Outcome> {
+    async fn collect(&self, flow: &Flow, until: Timestamp, now: Timestamp) -> Stepped {
         let Step::RfpSent { auction, bids } = &flow.step else {
-            return Vec::new();
+            return Stepped::default();
         };
         let inbox = match self.collector.inbox(&auction.rfp) {
             Some(inbox) => inbox,
@@ -471,14 +481,16 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         inbox.wait(left).await;
         let mut counted = bids.clone();
         let mut outcomes = Vec::new();
+        let mut refused = Vec::new();
         for arrival in inbox.drain() {
             match arrival.answer {
-                Ok(Some(bid)) => {
-                    if let Some(bid) = self.count(auction, bid, arrival.received_at).await {
+                Ok(Some(bid)) => match self.count(auction, bid, arrival.received_at).await {
+                    Ok(bid) => {
                         counted.push(bid.clone());
                         outcomes.push(Outcome::BidCounted(bid));
                     }
-                }
+                    Err(bid) => refused.push(bid),
+                },
                 Ok(None) => tracing::info!(bidder = %arrival.bidder, "no bid"),
                 Err(error) => tracing::warn!(bidder = %arrival.bidder, %error, "submitRfp failed"),
             }
@@ -490,36 +502,39 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 outcomes.push(Outcome::Decided(decision));
             }
         }
-        outcomes
+        Stepped {
+            outcomes,
+            refused,
+            ..Stepped::default()
+        }
     }
 
-    /// The bid at `reference` as it counts, or `None` (with the reasons logged).
+    /// The bid at `reference` as it counts, or as it is shown refused, with why.
     async fn count(
         &self,
         auction: &Auction,
         reference: StrongRef,
         received_at: Timestamp,
-    ) -> Option<CountedBid> {
+    ) -> Result<CountedBid, compute::Bid> {
+        let refuse = |reference: &StrongRef, why: &str| {
+            tracing::warn!(bid = %reference.uri, %why, "the bid does not count");
+            refused_bid(reference, received_at, why)
+        };
         let fetched = match self.fetch_signed(&reference).await {
             Ok(record) => record,
-            Err(Stop::Retry(why) | Stop::Fail(why)) => {
-                tracing::warn!(bid = %reference.uri, %why, "the bid is unreadable; not counted");
-                return None;
-            }
+            Err(Stop::Retry(why) | Stop::Fail(why)) => return Err(refuse(&reference, &why)),
         };
-        let record = bid::Bid::from_record_value(fetched.value).ok()?;
+        let record = bid::Bid::from_record_value(fetched.value)
+            .map_err(|error| refuse(&reference, &format!("not a market.bid: {error}")))?;
         let received = ReceivedBid {
             reference,
             record,
             received_at,
         };
-        match admit(auction, &received) {
-            Ok(counted) => Some(counted),
-            Err(refusals) => {
-                tracing::warn!(bid = %received.reference.uri, ?refusals, "the bid does not count");
-                None
-            }
-        }
+        admit(auction, &received).map_err(|refusals| {
+            let why: Vec<String> = refusals.iter().map(ToString::to_string).collect();
+            refuse(&received.reference, &why.join("; "))
+        })
     }
 
     fn decide(&self, flow: &Flow) -> Option<Outcome> {
@@ -757,6 +772,17 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> Market for RequesterMa
         now: Timestamp,
     ) -> Result<ComputeContractStatus, MarketError> {
         self.advance_flow(contract, now).await
+    }
+}
+
+/// A bid shown refused: its author (when its uri names one), its record, `why` as one cut line.
+fn refused_bid(reference: &StrongRef, received_at: Timestamp, why: &str) -> compute::Bid {
+    compute::Bid {
+        bidder: author_of(&reference.uri).unwrap_or_default(),
+        record: reference.clone(),
+        received_at,
+        cost: None,
+        refused: Some(peer_text(why, PEER_WORDS_MAX)),
     }
 }
 

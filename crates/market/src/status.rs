@@ -42,6 +42,7 @@ fn counted(step: &Step) -> Option<Vec<Bid>> {
         Step::RfpSent { bids, .. } | Step::BidsCollected { bids, .. } => Some(
             bids.iter()
                 .map(|bid| Bid {
+                    refused: None,
                     bidder: bid.bidder.clone(),
                     record: bid.bid.clone(),
                     received_at: bid.received_at,
@@ -151,6 +152,7 @@ mod tests {
     fn a_deployed_flow_shows_its_winner_receipt_and_the_bids_counted_before() {
         let before = ComputeContractStatus {
             bids: vec![Bid {
+                refused: None,
                 bidder: "did:plc:bidder".into(),
                 record: held().receipt,
                 received_at: Timestamp::MIN,

@@ -292,6 +292,8 @@ export type BidView_Deserialize = {
 	cost?: string | null,
 	/**  Whether its bidder won the contract. */
 	won: boolean,
+	/**  Why it does not count, when it was refused (one cut line). */
+	refused?: string | null,
 };
 
 /**  A bid the contract received. */
@@ -308,6 +310,8 @@ export type BidView_Serialize = {
 	cost: string | null,
 	/**  Whether its bidder won the contract. */
 	won: boolean,
+	/**  Why it does not count, when it was refused (one cut line). */
+	refused: string | null,
 };
 
 /**  One cluster, as the list shows it. */

@@ -21,6 +21,7 @@ function bid(bidder: string, receivedAt: string, overrides: Partial<Bid> = {}): 
     receivedAt,
     cost: "0.35",
     won: false,
+    refused: null,
     ...overrides,
   };
 }
@@ -34,6 +35,18 @@ describe("bids", () => {
     expect(rows.map((row) => row.who)).toEqual(["@cheap.test", "did:plc:dear"]);
     expect(rows[0]).toMatchObject({ did: "did:plc:cheap", cost: "0.2", won: true, received: "2027-01-15 08:00:01 UTC" });
     expect(rows[1]?.won).toBe(false);
+  });
+
+  it("keeps a refused bid in the table with why it does not count", () => {
+    const why = "did:plc:stranger was not asked for a proposal";
+    const rows = bidRows([
+      bid("did:plc:stranger", "2027-01-15T08:00:03Z", { cost: null, refused: why }),
+      bid("did:plc:cheap", "2027-01-15T08:00:01Z", { won: true }),
+    ]);
+    expect(rows.map((row) => [row.did, row.won, row.refused])).toEqual([
+      ["did:plc:cheap", true, null],
+      ["did:plc:stranger", false, why],
+    ]);
   });
 
   it("says free for a zero price and no price when the bid names none", () => {

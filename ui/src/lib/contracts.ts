@@ -13,6 +13,7 @@ export interface Bid {
   receivedAt: string;
   cost: string | null;
   won: boolean;
+  refused: string | null;
 }
 
 /** A guest event as the detail carries it (the generated `GuestEventView`). */
@@ -39,6 +40,8 @@ export interface BidRow {
   cost: string;
   received: string;
   won: boolean;
+  /** Why the bid does not count (its author, signature, RFP or terms did not check out). */
+  refused: string | null;
 }
 
 /** One row of a history or of the timeline. */
@@ -75,6 +78,7 @@ export function bidRows(bids: readonly Bid[]): BidRow[] {
       cost: costLabel(bid.cost),
       received: absoluteTime(bid.receivedAt),
       won: bid.won,
+      refused: bid.refused,
     }));
 }
 

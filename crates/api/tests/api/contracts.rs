@@ -26,6 +26,7 @@ use url::Url;
 
 const BIDDER: &str = "did:plc:cheapbidder";
 const DEAR: &str = "did:plc:dearbidder";
+const STRANGER: &str = "did:plc:stranger";
 const RECEIPT: &str = "at://did:plc:cheapbidder/com.publicdomainrelay.temp.market.receipt/3lr";
 
 fn at(seconds: i64) -> Timestamp {
@@ -41,6 +42,7 @@ fn bid(bidder: &str, seconds: i64, cost: Option<&str>) -> Bid {
         },
         received_at: at(seconds),
         cost: cost.map(str::to_owned),
+        refused: None,
     }
 }
 
@@ -94,6 +96,10 @@ fn deployed_api() -> ComputeContractStatus {
             cid: "bafyreceipt".into(),
         }),
         bids: vec![bid(DEAR, 2, Some("0.35")), bid(BIDDER, 1, Some("0.2"))],
+        refused_bids: vec![Bid {
+            refused: Some("did:plc:stranger was not asked for a proposal".into()),
+            ..bid(STRANGER, 3, None)
+        }],
         events: vec![GuestEvent {
             kind: "vm.onNetwork".into(),
             at: at(20),
@@ -166,7 +172,21 @@ fn the_detail_shows_bids_events_history_and_a_merged_timeline_newest_first() {
         .collect();
     assert_eq!(
         bids,
-        [(DEAR, Some("0.35"), false), (BIDDER, Some("0.2"), true)]
+        [
+            (DEAR, Some("0.35"), false),
+            (BIDDER, Some("0.2"), true),
+            (STRANGER, None, false)
+        ]
+    );
+    let refused: Vec<_> = api.bids.iter().map(|bid| bid.refused.as_deref()).collect();
+    assert_eq!(
+        refused,
+        [
+            None,
+            None,
+            Some("did:plc:stranger was not asked for a proposal")
+        ],
+        "a refused bid is shown with why, never silently dropped"
     );
     assert_eq!(api.bids[1].received_at, at(1).to_rfc3339());
     assert_eq!(api.events.len(), 1);
@@ -201,7 +221,10 @@ fn the_dids_shown_are_named_as_far_as_they_are_known() {
     let mut shown = detail(&store, DeploymentKind::Infra, &Name::parse("web").unwrap())
         .unwrap()
         .unwrap();
-    assert_eq!(dids(&shown).into_iter().collect::<Vec<_>>(), [BIDDER, DEAR]);
+    assert_eq!(
+        dids(&shown).into_iter().collect::<Vec<_>>(),
+        [BIDDER, DEAR, STRANGER]
+    );
     let names: Names = [(
         BIDDER.to_owned(),
         Named {

@@ -318,12 +318,12 @@ pub fn admit(auction: &Auction, bid: &ReceivedBid) -> Result<CountedBid, Vec<Ref
 
 fn author_refusal(auction: &Auction, uri: &str, author: Option<&str>) -> Option<Refusal> {
     match author {
-        None => Some(Refusal::NoAuthor(uri.to_owned())),
+        None => Some(Refusal::NoAuthor(shown_text(uri))),
         Some(did) if auction.denied.iter().any(|deny| deny == did) => {
-            Some(Refusal::Denied(did.to_owned()))
+            Some(Refusal::Denied(shown_text(did)))
         }
         Some(did) if !auction.asked.iter().any(|asked| asked.did == did) => {
-            Some(Refusal::NotAsked(did.to_owned()))
+            Some(Refusal::NotAsked(shown_text(did)))
         }
         Some(_) => None,
     }
@@ -333,7 +333,7 @@ fn rfp_refusal(auction: &Auction, bid: &ReceivedBid) -> Option<Refusal> {
     let rfp = &bid.record.rfp;
     (rfp.uri != auction.rfp.uri || rfp.cid != auction.rfp.cid).then(|| Refusal::OtherRfp {
         expected: format!("{} ({})", auction.rfp.uri, auction.rfp.cid),
-        found: format!("{} ({})", rfp.uri, rfp.cid),
+        found: format!("{} ({})", shown_text(&rfp.uri), shown_text(&rfp.cid)),
     })
 }
 
@@ -376,11 +376,15 @@ fn offered_cost(payload: &strong_ref::StrongRef, free: bool) -> Result<Cost, Ref
 
 /// A peer's value as a refusal repeats it: at most 64 characters.
 fn shown(value: &Value) -> String {
-    let cut = |text: &str| text.chars().take(SHOWN_CHARS).collect();
     match value {
-        Value::String(text) => cut(text),
-        other => cut(&other.to_string()),
+        Value::String(text) => shown_text(text),
+        other => shown_text(&other.to_string()),
     }
+}
+
+/// A peer's text as a refusal repeats it: at most 64 characters.
+fn shown_text(text: &str) -> String {
+    text.chars().take(SHOWN_CHARS).collect()
 }
 
 fn counted(bidder: String, bid: &ReceivedBid, cost: Cost, free: bool) -> CountedBid {

@@ -262,3 +262,42 @@ async fn a_policy_the_pds_refuses_fails_the_contract_before_any_rfp() {
     assert!(owner.records(rfp::NSID).await.is_empty());
     assert!(bidder.state().rfps_seen.is_empty());
 }
+
+#[tokio::test]
+async fn hostile_prices_are_shown_refused_with_the_value_they_sent_and_never_win() {
+    let sandbox = sandbox().await;
+    let negative = sandbox.bidder(asking("-5", 0)).await;
+    let not_a_number = sandbox.bidder(asking("NaN", 0)).await;
+    let enormous = sandbox.bidder(asking(&"9".repeat(30), 0)).await;
+    let free = sandbox.bidder(free_after(300)).await;
+    let owner = sandbox.owner().await;
+    let market = owner.market(&[&negative, &not_a_number, &enormous, &free]);
+    let mut contract = contract(window(5, false), None, None);
+    drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
+
+    let status = &contract.status;
+    assert_eq!(status.winner.as_deref(), Some(free.account.as_str()));
+    let counted: Vec<&str> = status.bids.iter().map(|bid| bid.bidder.as_str()).collect();
+    assert_eq!(
+        counted,
+        [free.account.as_str()],
+        "only the honest bid counts"
+    );
+    for (hostile, sent) in [
+        (&negative, "-5"),
+        (&not_a_number, "NaN"),
+        (&enormous, "999"),
+    ] {
+        let refused = status
+            .refused_bids
+            .iter()
+            .find(|bid| bid.bidder == hostile.account)
+            .unwrap_or_else(|| panic!("{sent}: shown refused: {:?}", status.refused_bids));
+        let why = refused.refused.as_deref().unwrap_or_default();
+        assert!(
+            why.contains(sent),
+            "{sent}: the reason names the value: {why}"
+        );
+        assert!(why.len() <= 512, "{sent}: one cut line");
+    }
+}

@@ -108,8 +108,8 @@ struct UserFields {
 impl Summary {
     /// Reads a kubeconfig's first cluster and user.
     pub fn parse(text: &str) -> Result<Self, KubeconfigError> {
-        let file: File =
-            serde_saphyr::from_str(text).map_err(|e| KubeconfigError::Yaml(e.to_string()))?;
+        let file: File = serde_saphyr::from_str(text)
+            .map_err(|error| KubeconfigError::Yaml(yaml_problem(&error)))?;
         let cluster = file
             .clusters
             .first()
@@ -138,6 +138,15 @@ impl Summary {
             not_before: client.validity().not_before.timestamp(),
             not_after: client.validity().not_after.timestamp(),
         })
+    }
+}
+
+/// Where the YAML breaks, never what it says there: the parser's own message quotes the lines
+/// around the error, and those may hold the client key.
+fn yaml_problem(error: &serde_saphyr::Error) -> String {
+    match error.location() {
+        Some(at) => format!("it is not valid YAML (line {})", at.line()),
+        None => "it is not valid YAML".to_owned(),
     }
 }
 

@@ -6,19 +6,15 @@
 //! identically.
 
 use base64::Engine as _;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::GeneralPurpose;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 const BYTES_KEY: &str = "$bytes";
 
-const ENGINE: GeneralPurpose = GeneralPurpose::new(
-    &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
+/// The one `$bytes` codec, shared with the data model so both read the same texts alike.
+const ENGINE: GeneralPurpose = crate::data_model::BYTES_ENGINE;
 
 /// Raw bytes of the atproto data model.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]

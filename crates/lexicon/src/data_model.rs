@@ -21,7 +21,7 @@ use serde_json::{Map, Number, Value};
 use crate::problem::{pointer_child, pointer_index};
 
 /// Decodes `$bytes`: standard alphabet, padding optional, trailing bits tolerated.
-const BYTES_ENGINE: GeneralPurpose = GeneralPurpose::new(
+pub(crate) const BYTES_ENGINE: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
     GeneralPurposeConfig::new()
         .with_encode_padding(false)
@@ -236,7 +236,9 @@ fn check_into(value: &Value, path: &str, errors: &mut Vec<DataModelError>) {
         }
         Value::Object(object) => match classify(object) {
             Err(kind) => report(kind),
-            Ok(Special::Plain) => {
+            // A blob's members are converted like a plain object's (`to_ipld`), so they are
+            // checked alike: one rule for both.
+            Ok(Special::Plain | Special::Blob(_)) => {
                 for (key, member) in object {
                     check_into(member, &pointer_child(path, key), errors);
                 }

@@ -224,6 +224,11 @@ impl<'c> Walker<'c> {
 
     fn integer(&mut self, schema: &IntegerSchema, value: &Value, path: &str) {
         let number = match (value, data_model::integer(value)) {
+            // The data model takes an integral float (`2.0`, `-0`) as an integer; a record's
+            // integer field must be written as one, so what validates reads into its type.
+            (Value::Number(written), Ok(_)) if written.is_f64() => {
+                return self.mismatch(path, "an integer (not a float)", value);
+            }
             (Value::Number(_), Ok(number)) => number,
             (Value::Number(_), Err(kind)) => {
                 let error = DataModelError {

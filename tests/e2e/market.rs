@@ -68,6 +68,9 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
             MARKET_TIMEOUT,
         )
         .await?;
+    window
+        .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
+        .await?;
     let contract = window.text_of("[data-contract='vm']").await?;
     assert!(
         contract.contains(&free.account),
@@ -124,6 +127,9 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
             "Released",
             MARKET_TIMEOUT,
         )
+        .await?;
+    window
+        .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;
     assert_eq!(
         free.state().guests[0].phase,

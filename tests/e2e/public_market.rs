@@ -2,8 +2,9 @@
 //! loopback by `swdesk_devnet::PublicMarketPeer` against the sandbox's PLC), from the window:
 //! the sandbox line names the bidder and the peer's dispatcher as the `*.localhost` ingress,
 //! requesting the contract runs a real auction with a stranger's implementation, the contract
-//! reaches Deployed on the bidder's `vm.onNetwork` (read from its repo), and one click releases
-//! it: the public bidder logs our `vm.delete` and destroys its guest.
+//! reaches Deployed on the bidder's `vm.onNetwork` (read from its repo) with the deployment in
+//! sync, and one click releases it (in sync again): the public bidder logs our `vm.delete` and
+//! destroys its guest.
 
 use std::time::Duration;
 
@@ -58,6 +59,9 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
         )),
         "the public bidder won and its receipt verified: {contract}"
     );
+    window
+        .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
+        .await?;
     window.screenshot("deployed").await?;
 
     window
@@ -72,6 +76,9 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
             "Released",
             MARKET_TIMEOUT,
         )
+        .await?;
+    window
+        .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;
     let log = peer.bidder_log_text();
     assert!(

@@ -20,6 +20,8 @@ use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, deletes_from_r
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::uri::RecordUri;
 
+use swdesk_store::StoreError;
+
 use crate::context::{Context, ReconcileError};
 use crate::runtime::finalizer::CleanupProgress;
 use crate::runtime::{Action, ObjectKey, Reconciler};
@@ -90,20 +92,39 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         }
     }
 
-    /// Records that the repo holds `spec.value` at `cid` now.
+    /// Records that the repo holds what this object wrote at `cid` now. The outcome of a write
+    /// is a fact about the repo, kept even when the spec moved on while the write was in
+    /// flight: it is written onto the object as it is then (a lost `cid` would make the next
+    /// write swap against nothing and refuse our own record as someone else's).
     async fn record_write(
         &self,
         object: &AtprotoRecordObject,
         uri: String,
         cid: String,
     ) -> Result<Action, ReconcileError> {
-        let mut updated = object.clone();
-        updated.status.uri = Some(uri);
-        updated.status.cid = Some(cid);
-        updated.status.last_write_at = Some(self.context.now());
-        updated.status.error = None;
+        let written = Written {
+            uri,
+            cid,
+            at: self.context.now(),
+        };
+        let first = written.onto(object.clone());
         self.context
-            .store(move |store| store.update_status::<AtprotoRecordSpec>(&updated))
+            .store(move |store| {
+                let mut updated = first;
+                loop {
+                    match store.update_status::<AtprotoRecordSpec>(&updated) {
+                        Err(StoreError::Conflict { .. }) => {
+                            let Some(fresh) =
+                                store.get::<AtprotoRecordSpec>(&updated.metadata.name)?
+                            else {
+                                return Ok(());
+                            };
+                            updated = written.onto(fresh);
+                        }
+                        other => return other.map(drop),
+                    }
+                }
+            })
             .await?;
         Ok(Action::AwaitChange)
     }
@@ -156,6 +177,25 @@ impl<R: RecordRepo + 'static> Reconciler for RecordReconciler<R> {
 
 /// The kind this reconciler runs.
 pub const KIND: Kind = Kind::AtprotoRecord;
+
+/// The outcome of a successful write.
+#[derive(Debug, Clone)]
+struct Written {
+    uri: String,
+    cid: String,
+    at: swdesk_core::timestamp::Timestamp,
+}
+
+impl Written {
+    /// `object` with this outcome in its status.
+    fn onto(&self, mut object: AtprotoRecordObject) -> AtprotoRecordObject {
+        object.status.uri = Some(self.uri.clone());
+        object.status.cid = Some(self.cid.clone());
+        object.status.last_write_at = Some(self.at);
+        object.status.error = None;
+        object
+    }
+}
 
 fn local_cid(spec: &AtprotoRecordSpec) -> Result<String, ReconcileError> {
     swdesk_lexicon::cid::record_cid(&spec.value)

@@ -126,6 +126,35 @@ async fn a_record_changed_elsewhere_is_never_overwritten_and_the_status_says_so(
     assert!(error.contains("changed in the repo"), "{error}");
 }
 
+/// The deployment wrote a newer value into the object while the first write was in flight:
+/// the write's outcome is still kept, so the next write swaps against our own record instead
+/// of refusing it as someone else's (the "waiting to sync: the record changed in the repo" a
+/// contract requested right after its deployment's creation was stuck in).
+#[tokio::test]
+async fn a_write_whose_object_changed_meanwhile_keeps_its_outcome_and_the_next_write_lands() {
+    let world = World::new();
+    create(&world, "web", INFRA, value("first"), DeletionPolicy::Retain);
+    reconcile(&world, "web").await.unwrap();
+    let store = world.store.clone();
+    world.repo.during_next_put(move || {
+        let name = Name::parse("web").unwrap();
+        let mut object = store.get::<AtprotoRecordSpec>(&name).unwrap().unwrap();
+        object.spec.value = value("second");
+        store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    });
+    reconcile(&world, "web").await.unwrap();
+    let kept = get(&world, "web").unwrap();
+    assert!(
+        kept.status.cid.is_some(),
+        "the first write's outcome is kept"
+    );
+    assert_eq!(kept.spec.value, value("second"));
+
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("second")));
+    assert_eq!(get(&world, "web").unwrap().status.error, None);
+}
+
 #[tokio::test]
 async fn a_record_that_already_holds_the_value_is_adopted_without_a_write() {
     let world = World::new();

@@ -20,13 +20,25 @@ use crate::uri::RecordUri;
 /// (repo, collection, rkey) → (cid, value).
 type Records = BTreeMap<(String, String, String), (String, Value)>;
 
+/// What runs while the next write is in flight (a test's interleaving).
+type DuringPut = Box<dyn FnOnce() + Send>;
+
 /// An in-memory repo of one owner (and readable records of others).
-#[derive(Debug)]
 pub struct MemoryRepo {
     owner: String,
     records: Mutex<Records>,
     calls: CallCounter,
     offline: AtomicBool,
+    during_next_put: Mutex<Option<DuringPut>>,
+}
+
+impl std::fmt::Debug for MemoryRepo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryRepo")
+            .field("owner", &self.owner)
+            .field("calls", &self.calls.calls())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The answer of `future` when it is ready at once, as every `MemoryRepo` call is: the
@@ -47,7 +59,17 @@ impl MemoryRepo {
             records: Mutex::new(BTreeMap::new()),
             calls: CallCounter::default(),
             offline: AtomicBool::new(false),
+            during_next_put: Mutex::new(None),
         }
+    }
+
+    /// Runs `during` while the next `put` is in flight, after its record is stored and before
+    /// it answers: what another task does meanwhile.
+    pub fn during_next_put(&self, during: impl FnOnce() + Send + 'static) {
+        *self
+            .during_next_put
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Box::new(during));
     }
 
     /// The calls made so far.
@@ -191,6 +213,15 @@ impl RecordRepo for MemoryRepo {
         self.check_swap(records.get(&record_key).map(|(cid, _)| cid), &swap)?;
         let cid = cid_of(value);
         records.insert(record_key, (cid.clone(), value.clone()));
+        drop(records);
+        let during = self
+            .during_next_put
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(during) = during {
+            during();
+        }
         let uri =
             RecordUri::new(&self.owner, collection, rkey).map_err(|error| RepoError::Invalid {
                 message: error.to_string(),

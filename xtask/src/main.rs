@@ -7,6 +7,7 @@
 mod bench;
 mod cmd;
 mod display;
+mod fuzz;
 mod list_bench;
 mod paths;
 mod run;
@@ -38,6 +39,9 @@ enum Task {
         #[command(flatten)]
         app: AppBench,
     },
+    /// Fuzz the parsers of network input (`fuzz/`): build the targets, run each on its seeds,
+    /// fail on any crash, timeout or out-of-memory input.
+    Fuzz(fuzz::FuzzArgs),
     /// Regenerate the window's TypeScript bindings (`ui/src/ipc/bindings.ts`) from the commands.
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
@@ -82,6 +86,7 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
             Bench::App(app) => bench::bench(paths, app.runs, app.idle_seconds),
             Bench::List(list) => list_bench::bench_list(paths, &list),
         },
+        Task::Fuzz(args) => fuzz::fuzz(paths, &args),
         Task::Bindings => run::bindings(paths),
         Task::Icons => run::icons(paths),
     }

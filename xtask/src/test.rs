@@ -10,6 +10,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use crate::cmd;
+use crate::fuzz;
 use crate::paths::Paths;
 use crate::run::{self, APP_BINARY};
 use crate::sandbox::{self, SandboxPds};
@@ -88,6 +89,7 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
             "warnings",
         ])),
     );
+    tally.check("fuzz (short pass)", fuzz::short_pass(paths));
     let built = ui_built
         && tally.check(
             "cargo build",

@@ -221,7 +221,7 @@ impl Agent {
             .refresh_token
             .map(Secret::new)
             .or(renewed.refresh_token);
-        renewed.expires_at = unix_now() + token.expires_in.unwrap_or(300);
+        renewed.expires_at = unix_now().saturating_add(token.expires_in.unwrap_or(300));
         if !token.scope.is_empty() {
             renewed.account.granted_scope = token.scope;
         }

@@ -68,7 +68,7 @@ impl ServiceAuth {
     pub async fn token(&self, aud: &str, lxm: &str) -> Result<Secret, XrpcError> {
         let key = (aud.to_owned(), lxm.to_owned());
         if let Some((token, exp)) = self.lock().get(&key)
-            && exp - unix_now() > RENEW_BEFORE
+            && exp.saturating_sub(unix_now()) > RENEW_BEFORE
         {
             return Ok(token.clone());
         }
@@ -157,7 +157,7 @@ pub async fn verify(
             found: claims.lxm,
         });
     }
-    if claims.exp + LEEWAY < now {
+    if claims.exp.saturating_add(LEEWAY) < now {
         return Err(VerifyError::Expired { exp: claims.exp });
     }
     Ok(claims)

@@ -54,7 +54,8 @@ pub fn peer_text(text: &str, max_bytes: usize) -> String {
 fn one_line(c: char) -> Option<char> {
     match c {
         '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' => None,
-        c if c.is_control() => Some(' '),
+        // Line and paragraph separators break a line as a newline does.
+        c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => Some(' '),
         c => Some(c),
     }
 }
@@ -78,7 +79,10 @@ mod tests {
 
     #[test]
     fn a_peer_text_is_one_line_without_bidi_overrides_and_within_its_limit() {
-        let hostile = format!("line\nnext\u{202E}gnp.exe\t{}", "x".repeat(100 * 1024));
+        let hostile = format!(
+            "line\u{2028}next\u{202E}gnp.exe\t{}",
+            "x".repeat(100 * 1024)
+        );
         let kept = peer_text(&hostile, 2048);
         assert!(kept.len() <= 2048);
         assert!(kept.starts_with("line nextgnp.exe x"), "{kept:.40}");

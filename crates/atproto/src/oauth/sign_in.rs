@@ -193,7 +193,7 @@ impl OAuthClient {
             revocation_endpoint: attempt.server.revocation_endpoint.clone(),
             access_token: Secret::new(token.access_token),
             refresh_token: token.refresh_token.map(Secret::new),
-            expires_at: unix_now() + token.expires_in.unwrap_or(300),
+            expires_at: unix_now().saturating_add(token.expires_in.unwrap_or(300)),
             dpop_key: StoredSession::encode_key(&attempt.dpop),
         };
         let saved = stored.clone();

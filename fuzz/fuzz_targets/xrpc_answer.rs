@@ -1,0 +1,4 @@
+//! Fuzz target `xrpc_answer`: see `swdesk_fuzz::xrpc_answer` for what it feeds and the invariants it checks.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| swdesk_fuzz::xrpc_answer::check(data));

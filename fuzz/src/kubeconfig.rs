@@ -1,0 +1,65 @@
+//! `kubeconfig`: a kubeconfig as `getKubeconfig` answers it, read by
+//! `swdesk_gateway::kubeconfig::Summary::parse` (YAML, base64, PEM, X.509, the CA's signature).
+//!
+//! Invariant: beyond not panicking, an error never repeats the kubeconfig's secrets (the module's
+//! promise: the text is never put in an error message): no error text contains the first 16
+//! characters of any `client-key-data`, `client-certificate-data`, `certificate-authority-data`
+//! or `token` value (or of any line of one written as a block scalar).
+
+use swdesk_gateway::kubeconfig::Summary;
+
+/// The fields whose values are secret or identifying.
+const SECRET_FIELDS: [&str; 4] = [
+    "client-key-data:",
+    "client-certificate-data:",
+    "certificate-authority-data:",
+    "token:",
+];
+
+pub fn check(data: &[u8]) {
+    let text = crate::text(data);
+    match Summary::parse(&text) {
+        Ok(_) => {}
+        Err(error) => {
+            let message = error.to_string();
+            for secret in secrets(&text) {
+                assert!(
+                    !message.contains(secret),
+                    "the error repeats a secret of the kubeconfig ({secret:?}...): {message}"
+                );
+            }
+        }
+    }
+}
+
+/// The first 16 characters of each secret value of at least 16; for a block scalar (`|`, `>`),
+/// of each of its lines.
+fn secrets(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut secrets = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let field = line.trim_start().trim_start_matches("- ");
+        let Some(value) = SECRET_FIELDS
+            .iter()
+            .find_map(|name| field.strip_prefix(name))
+            .map(str::trim)
+        else {
+            continue;
+        };
+        if value.starts_with(['|', '>']) {
+            let block = lines[index + 1..]
+                .iter()
+                .take_while(|next| next.trim().is_empty() || indent(next) > indent(line));
+            secrets.extend(block.filter_map(|next| first_16(next.trim())));
+        } else {
+            secrets.extend(first_16(value.trim_matches(['"', '\''])));
+        }
+    }
+    secrets
+}
+
+fn first_16(value: &str) -> Option<&str> {
+    let end = value.char_indices().nth(16).map(|(at, _)| at)?;
+    Some(&value[..end])
+}

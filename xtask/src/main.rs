@@ -27,7 +27,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Task {
     /// Install what is missing, build the window and the app, and open it on the local sandbox.
-    Run,
+    Run(run::RunArgs),
     /// Install the test dependencies and run every check: fmt, clippy, Rust tests, UI tests, E2E.
     Test,
     /// Measure the app: `app` (the default) against a bare Tauri window, `list` the
@@ -80,7 +80,7 @@ fn main() -> std::process::ExitCode {
 
 fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
     match task {
-        Task::Run => run::run(paths),
+        Task::Run(args) => run::run(paths, &args),
         Task::Test => test::test(paths),
         Task::Bench { bench, app } => match bench.unwrap_or(Bench::App(app)) {
             Bench::App(app) => bench::bench(paths, app.runs, app.idle_seconds),

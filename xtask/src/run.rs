@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::cmd;
 use crate::paths::Paths;
-use crate::sandbox::{self, SandboxBidder, SandboxGateway, SandboxPds};
+use crate::sandbox::{self, PublicMarketPeer, SandboxBidder, SandboxGateway, SandboxPds};
 use crate::setup::{self, Purpose};
 
 /// The app binary's name (see `src-tauri/Cargo.toml`).
@@ -17,7 +17,16 @@ const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
 /// The sandbox's demo account, shown on the sign-in screen: a password on loopback only.
 const DEMO_ACCOUNT: (&str, &str) = ("alice.test", "alice-sandbox");
 
-pub fn run(paths: &Paths) -> anyhow::Result<()> {
+/// `cargo xtask run`'s options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Also start the public market's own bidder (`../shared/peers/atproto-market`, through
+    /// its `peer.sh`) beside the sandbox's bidders, so contracts trade with it too.
+    #[arg(long)]
+    pub public_market: bool,
+}
+
+pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Run)?;
     build_ui(paths)?;
     cmd::run(cmd::cargo().args([
@@ -56,8 +65,13 @@ pub fn run(paths: &Paths) -> anyhow::Result<()> {
         SandboxBidder::start(paths, &pds, "0")?,
         SandboxBidder::start(paths, &pds, "0.35")?,
     ];
-    let line = sandbox::app_line(&pds, &gateway.did()?, &bidders)?;
+    let public = args
+        .public_market
+        .then(|| PublicMarketPeer::start(paths, &pds))
+        .transpose()?;
+    let line = sandbox::app_line(&pds, &gateway.did()?, &bidders, public.as_ref())?;
     let outcome = cmd::run(Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, line));
+    drop(public);
     drop(bidders);
     drop(gateway);
     drop(pds);

@@ -30,11 +30,16 @@ pub struct Harness {
 
 impl Harness {
     /// Spawns `command` (stdin and stdout piped) and waits for its ready line.
-    fn spawn(mut command: Command, what: &str) -> anyhow::Result<Self> {
+    fn spawn(command: Command, what: &str) -> anyhow::Result<Self> {
+        Self::spawn_with(command, what, Stdio::inherit())
+    }
+
+    /// As [`Harness::spawn`], its logs (stderr) going to `stderr`.
+    fn spawn_with(mut command: Command, what: &str, stderr: Stdio) -> anyhow::Result<Self> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         eprintln!("$ {} ({what})", crate::cmd::describe(&command));
         let mut child = command
             .spawn()
@@ -161,6 +166,76 @@ impl SandboxBidder {
     }
 }
 
+/// The public market's own dispatcher and bidder (third-party Deno code beside the project in
+/// `../shared/peers/atproto-market`, started through its `peer.sh`), resolving DIDs at the
+/// sandbox's PLC: `cargo xtask run --public-market`. Their logs go to files under the target
+/// directory; they are stopped (killed) when this is dropped, as they do not read stdin.
+#[derive(Debug)]
+pub struct PublicMarketPeer {
+    dispatcher: Harness,
+    bidder: Harness,
+}
+
+impl PublicMarketPeer {
+    /// Starts the dispatcher, then the bidder, on `pds`'s PLC.
+    pub fn start(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Self> {
+        let line: serde_json::Value = serde_json::from_str(pds.ready_line())?;
+        let plc = line["plcUrl"]
+            .as_str()
+            .context("the PDS's ready line names no plcUrl")?;
+        let logs = paths.target.join("market-peer");
+        std::fs::create_dir_all(&logs)?;
+        let peer = |role: &str, env: &[(&str, &str)]| -> anyhow::Result<Harness> {
+            let mut command = Command::new("bash");
+            command
+                .arg(paths.market_peer())
+                .arg(role)
+                .envs(env.iter().copied());
+            let log = std::fs::File::create(logs.join(format!("{role}.log")))?;
+            Harness::spawn_with(command, &format!("the public market's {role}"), log.into())
+        };
+        let zero = [
+            ("FAKE_PLC", "0"),
+            ("PLC_URL", plc),
+            ("DISP_PORT", "0"),
+            ("PLC_PORT", "0"),
+        ];
+        let dispatcher = peer("infra", &zero)?;
+        let port = ready_field(&dispatcher, "disp_port")?.to_string();
+        let bidder = peer("bidder", &[("PLC_URL", plc), ("DISP_PORT", &port)])?;
+        eprintln!(
+            "the public market's bidder runs; its logs are in {}",
+            logs.display()
+        );
+        Ok(Self { dispatcher, bidder })
+    }
+
+    /// The dispatcher's loopback port: the sandbox's `*.localhost` ingress.
+    pub fn dispatcher_port(&self) -> anyhow::Result<serde_json::Value> {
+        ready_field(&self.dispatcher, "disp_port")
+    }
+
+    /// The bidder's account (`did:plc:…`).
+    pub fn bidder_did(&self) -> anyhow::Result<serde_json::Value> {
+        ready_field(&self.bidder, "did")
+    }
+}
+
+impl Drop for PublicMarketPeer {
+    fn drop(&mut self) {
+        for harness in [&mut self.bidder, &mut self.dispatcher] {
+            let _ = harness.child.kill();
+        }
+    }
+}
+
+fn ready_field(harness: &Harness, field: &str) -> anyhow::Result<serde_json::Value> {
+    let line: serde_json::Value = serde_json::from_str(harness.ready_line())?;
+    let value = line[field].clone();
+    anyhow::ensure!(!value.is_null(), "the ready line names no {field}: {line}");
+    Ok(value)
+}
+
 /// The bidder's binary (see `crates/sandbox-bidder`).
 pub const BIDDER_BINARY: &str = "swdesk-sandbox-bidder";
 
@@ -169,13 +244,15 @@ pub const GATEWAY_BINARY: &str = "swdesk-sandbox-gateway";
 
 /// The PDS's ready line naming `gateway_did` as the network's cluster gateway and `bidders`
 /// as its market's bidders (their accounts, and their services the app may call on
-/// loopback): what the app reads from `SWDESK_SANDBOX`.
+/// loopback), and the public market's bidder and its dispatcher when `public` runs: what the
+/// app reads from `SWDESK_SANDBOX`.
 pub fn app_line(
     pds: &SandboxPds,
     gateway_did: &str,
     bidders: &[SandboxBidder],
+    public: Option<&PublicMarketPeer>,
 ) -> anyhow::Result<String> {
-    let accounts = bidders
+    let mut accounts = bidders
         .iter()
         .map(SandboxBidder::account)
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -185,8 +262,14 @@ pub fn app_line(
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut line: serde_json::Value = serde_json::from_str(pds.ready_line())?;
     line["gatewayDid"] = serde_json::Value::from(gateway_did);
-    line["bidderDids"] = serde_json::Value::from(accounts);
     line["bidderServices"] = serde_json::Value::from(services);
+    if let Some(public) = public {
+        if let Some(did) = public.bidder_did()?.as_str() {
+            accounts.push(did.to_owned());
+        }
+        line["marketIngressPort"] = public.dispatcher_port()?;
+    }
+    line["bidderDids"] = serde_json::Value::from(accounts);
     Ok(line.to_string())
 }
 

@@ -5,8 +5,9 @@
 //! Invariants (the module's):
 //! - `fit` gives the text unchanged (borrowed) when it fits; otherwise at most `max_bytes` bytes:
 //!   a prefix of the text ending on a grapheme boundary, then the cut mark when there is room;
-//! - `peer_text` gives at most `max_bytes` bytes, on one line: no control character, no bidi
-//!   override or mark; a clean, trimmed text that fits is kept as it is.
+//! - `peer_text` gives at most `max_bytes` bytes, on one line: no control character, no line
+//!   or paragraph separator (U+2028/U+2029), no bidi override or mark; a clean, trimmed text
+//!   that fits is kept as it is.
 
 use std::borrow::Cow;
 
@@ -56,6 +57,11 @@ fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
 }
 
+/// What breaks or disguises a line: a control, a line or paragraph separator, a bidi mark.
+fn is_unclean(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi(c)
+}
+
 fn check_peer_text(text: &str, max: usize) {
     let kept = peer_text(text, max);
     assert!(
@@ -64,10 +70,10 @@ fn check_peer_text(text: &str, max: usize) {
         kept.len()
     );
     assert!(
-        !kept.chars().any(|c| c.is_control() || is_bidi(c)),
-        "a control or bidi character kept: {kept:?}"
+        !kept.chars().any(is_unclean),
+        "a control, separator or bidi character kept: {kept:?}"
     );
-    let clean = !text.chars().any(|c| c.is_control() || is_bidi(c));
+    let clean = !text.chars().any(is_unclean);
     if clean && text.trim() == text && text.len() <= max {
         assert_eq!(kept, text, "a clean text that fits was changed");
     }

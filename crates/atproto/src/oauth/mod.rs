@@ -70,12 +70,19 @@ pub trait Browser: Send + Sync + std::fmt::Debug {
     fn open(&self, url: &Url) -> Result<(), String>;
 }
 
-/// The owner's default browser (`$BROWSER` is honoured on Linux and the BSDs).
+/// The owner's default browser (`$BROWSER` is honoured on Linux and the BSDs). Only http(s)
+/// links are opened (checked here, and by `webbrowser`'s `hardened` feature).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemBrowser;
 
 impl Browser for SystemBrowser {
     fn open(&self, url: &Url) -> Result<(), String> {
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(format!(
+                "only web links open in the browser, not {}:",
+                url.scheme()
+            ));
+        }
         webbrowser::open(url.as_str()).map_err(|error| error.to_string())
     }
 }

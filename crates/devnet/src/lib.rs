@@ -1,10 +1,13 @@
 //! The local sandbox network: real peers on loopback, plainly a sandbox. Today it holds the
 //! atproto PDS ([`pds`]): a real `@atproto/pds` with an in-memory PLC directory, run by the
 //! Node harness in `crates/devnet/pds/`, and [`authorize`]: a person at its authorization page,
-//! played by Chromium. Tests and `cargo xtask run` use them; nothing here is a stub: records
-//! written to it are real records in a real repo, and sign-in goes through its real OAuth pages.
+//! played by Chromium; [`market_peer`]: the public compute market's own dispatcher and bidder;
+//! [`canary`]: a listener counting the connections a hostile peer failed to make. Tests and
+//! `cargo xtask run` use them; nothing here is a stub: records written to it are real records in
+//! a real repo, and sign-in goes through its real OAuth pages.
 
 pub mod authorize;
+pub mod canary;
 pub mod market_peer;
 pub mod pds;
 

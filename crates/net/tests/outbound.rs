@@ -7,7 +7,7 @@
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use swdesk_devnet::canary::Canary;
 
 use axum::Router;
 use axum::body::Body;
@@ -15,31 +15,6 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use swdesk_net::{BodyError, Dns, Limit, NetPolicy, Outbound, read_bytes};
-
-/// A listener that only counts the connections made to it.
-struct Canary {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-impl Canary {
-    async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&connections);
-        tokio::spawn(async move {
-            while let Ok((_stream, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        Self { port, connections }
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
 
 /// A hostile peer on loopback: huge, endless and redirecting answers.
 async fn peer(canary: u16) -> u16 {
@@ -113,7 +88,7 @@ async fn an_answer_past_its_cap_is_refused_while_it_streams() {
 
 #[tokio::test]
 async fn a_peer_cannot_name_a_place_the_configuration_does_not() {
-    let canary = Canary::start().await;
+    let canary = Canary::start().await.unwrap();
     let port = peer(canary.port).await;
     let outbound = sandbox(port);
     for url in [
@@ -156,7 +131,7 @@ impl Dns for Rebinding {
 
 #[tokio::test]
 async fn a_name_that_resolves_to_loopback_is_refused_at_connect_time() {
-    let canary = Canary::start().await;
+    let canary = Canary::start().await.unwrap();
     let policy = NetPolicy::public().with_loopback_port(canary.port);
     let outbound = Outbound::with_dns(policy, Arc::new(Rebinding("127.0.0.1".parse().unwrap())));
     let url = format!("https://rebind.example:{}/", canary.port);

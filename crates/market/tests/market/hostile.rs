@@ -7,8 +7,7 @@
 //! the hostile peer itself); service-auth tokens are not what is under test, so a fixed token
 //! stands in for the PDS's.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use swdesk_devnet::canary::Canary;
 
 use axum::Router;
 use axum::body::Body;
@@ -32,31 +31,6 @@ struct FixedToken;
 impl ServiceTokens for FixedToken {
     async fn token(&self, _aud: &str, _lxm: &str) -> Result<Secret, PeerError> {
         Ok(Secret::new("not-a-real-token"))
-    }
-}
-
-/// A listener that only counts the connections made to it.
-struct Canary {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-impl Canary {
-    async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&connections);
-        tokio::spawn(async move {
-            while let Ok((_stream, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        Self { port, connections }
-    }
-
-    fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
     }
 }
 
@@ -174,7 +148,7 @@ async fn refusal_of(peers: &HttpPeers<FixedToken>, service: &str) -> PeerError {
 
 #[tokio::test]
 async fn an_enormous_or_endless_answer_is_refused_at_its_cap_and_not_retried() {
-    let canary = Canary::start().await;
+    let canary = Canary::start().await.unwrap();
     let hostile = Hostile::start(canary.port).await;
     let peers = hostile.peers();
     for mode in ["huge", "endless"] {
@@ -189,7 +163,7 @@ async fn an_enormous_or_endless_answer_is_refused_at_its_cap_and_not_retried() {
 
 #[tokio::test]
 async fn a_shouted_error_reaches_the_owner_as_one_cut_line() {
-    let canary = Canary::start().await;
+    let canary = Canary::start().await.unwrap();
     let hostile = Hostile::start(canary.port).await;
     let peers = hostile.peers();
     let refused = refusal_of(&peers, &hostile.service("shout")).await;
@@ -214,7 +188,7 @@ async fn a_shouted_error_reaches_the_owner_as_one_cut_line() {
 
 #[tokio::test]
 async fn a_peer_cannot_make_the_requester_call_a_place_the_owner_did_not_name() {
-    let canary = Canary::start().await;
+    let canary = Canary::start().await.unwrap();
     let hostile = Hostile::start(canary.port).await;
     let peers = hostile.peers();
     for mode in ["to-metadata", "to-canary", "canary"] {

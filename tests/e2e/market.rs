@@ -45,22 +45,7 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
     let mut window = AppWindow::open_with_env("market", &borrowed(&env)).await?;
     window.sign_in().await?;
 
-    window.press_command_key("n").await?;
-    let declaration = json!({
-        "kind": "Infra",
-        "metadata": {"name": "rented"},
-        "spec": {"contracts": [{"name": "vm", "state": "staged", "policyArgs": {"bidWindowSec": 3}}]}
-    });
-    window
-        .type_into("[data-testid='declaration-json']", &declaration.to_string())
-        .await?;
-    window.click("[data-action='save-declaration']").await?;
-    window
-        .click("[data-testid='deployment-row'][data-name='rented']")
-        .await?;
-    window
-        .click("[data-contract='vm'] [data-action='request']")
-        .await?;
+    window.declare_and_request_vm("rented").await?;
     window
         .wait_for_exact_text(
             "[data-contract='vm'] [data-testid='contract-phase']",

@@ -28,22 +28,7 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     let mut window = AppWindow::open_with_env("public-market", &borrowed(&env)).await?;
     window.sign_in().await?;
 
-    window.press_command_key("n").await?;
-    let declaration = json!({
-        "kind": "Infra",
-        "metadata": {"name": "stranger"},
-        "spec": {"contracts": [{"name": "vm", "state": "staged", "policyArgs": {"bidWindowSec": 3}}]}
-    });
-    window
-        .type_into("[data-testid='declaration-json']", &declaration.to_string())
-        .await?;
-    window.click("[data-action='save-declaration']").await?;
-    window
-        .click("[data-testid='deployment-row'][data-name='stranger']")
-        .await?;
-    window
-        .click("[data-contract='vm'] [data-action='request']")
-        .await?;
+    window.declare_and_request_vm("stranger").await?;
     window
         .wait_for_exact_text(
             "[data-contract='vm'] [data-testid='contract-phase']",

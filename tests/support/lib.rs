@@ -304,6 +304,26 @@ impl AppWindow {
         Ok(())
     }
 
+    /// Declares the Infra `name` with one staged contract `vm` (a 3 s bid window) in the
+    /// editor, opens it and requests the contract: how each market test starts.
+    pub async fn declare_and_request_vm(&self, name: &str) -> anyhow::Result<()> {
+        self.press_command_key("n").await?;
+        let declaration = serde_json::json!({
+            "kind": "Infra",
+            "metadata": {"name": name},
+            "spec": {"contracts": [{"name": "vm", "state": "staged", "policyArgs": {"bidWindowSec": 3}}]}
+        });
+        self.type_into("[data-testid='declaration-json']", &declaration.to_string())
+            .await?;
+        self.click("[data-action='save-declaration']").await?;
+        self.click(&format!(
+            "[data-testid='deployment-row'][data-name='{name}']"
+        ))
+        .await?;
+        self.click("[data-contract='vm'] [data-action='request']")
+            .await
+    }
+
     /// Presses a key with the platform's command modifier (Ctrl here), as a user would.
     pub async fn press_command_key(&self, key: &str) -> anyhow::Result<()> {
         use fantoccini::actions::{InputSource, KeyAction, KeyActions};

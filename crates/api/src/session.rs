@@ -4,14 +4,16 @@
 //! and signs out.
 //!
 //! Invariants: the state only moves forward from a sign-in that is still the current attempt
-//! (a cancelled or superseded attempt changes nothing when it ends); a session the server no
-//! longer accepts is forgotten at restore and the owner is told; an unreachable PDS at restore
-//! keeps the session (offline is not signed out).
+//! (a cancelled or superseded attempt changes nothing when it ends); a session ends only when
+//! its authorization server says the grant is gone (at restore or later, [`Agent::ended`]):
+//! then it is forgotten and the owner is told, and the account's local declarations stay. No
+//! network, a busy or failing server, an expired access token that cannot be refreshed now:
+//! the session is kept (offline is not signed out).
 
 use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::keychain::{Keychain, KeychainError, SessionStore};
-use swdesk_atproto::xrpc::{XrpcError, XrpcRequest};
+use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_atproto::{Account, Agent, Browser, OAuthClient, OAuthError};
 use tokio::sync::OnceCell;
 use tokio::task::AbortHandle;
@@ -166,9 +168,13 @@ impl Sessions {
         }
     }
 
-    /// The session now; the first call restores the keychain's session.
+    /// The session now; the first call restores the keychain's session. A session whose
+    /// grant ended since is forgotten here, with a notice.
     pub async fn current(&self) -> SessionView {
         self.restored.get_or_init(|| self.restore()).await;
+        if let Some(agent) = self.agent().filter(|agent| agent.ended().is_some()) {
+            self.forget_ended(agent).await;
+        }
         self.view()
     }
 
@@ -197,19 +203,25 @@ impl Sessions {
             }
         };
         let check = XrpcRequest::query("com.atproto.server.getSession", Vec::new());
-        match agent.call(&check).await {
-            Ok(_) | Err(XrpcError::Transport { .. }) => *self.lock() = State::SignedIn(agent),
-            Err(error) => {
-                tracing::info!(%error, "the stored session has ended");
-                let pds = agent.account().pds;
-                if let Err(error) = agent.sign_out().await {
-                    tracing::debug!(%error, "revoking an ended session");
-                }
-                self.set_signed_out(Some(format!(
-                    "Your session at {pds} has ended. Sign in again."
-                )));
+        if let Err(error) = agent.call(&check).await {
+            if agent.ended().is_some() {
+                return self.forget_ended(agent).await;
             }
+            tracing::warn!(%error, "the session could not be checked now; it is kept");
         }
+        *self.lock() = State::SignedIn(agent);
+    }
+
+    /// Forgets a session whose grant ended (revoking what may be left of it) and tells why.
+    async fn forget_ended(&self, agent: Agent) {
+        tracing::info!(reason = ?agent.ended(), "the session has ended");
+        let pds = agent.account().pds;
+        if let Err(error) = agent.sign_out().await {
+            tracing::debug!(%error, "revoking an ended session");
+        }
+        self.set_signed_out(Some(format!(
+            "Your session at {pds} has ended. Sign in again."
+        )));
     }
 
     /// Signs in the account `input` names (handle or DID); waits for the browser.

@@ -4,9 +4,13 @@
 //! session back to the keychain, and signs out by revoking and forgetting.
 //!
 //! Invariants: refreshes are serialized (refresh tokens are single use): a caller that waited
-//! for another's refresh uses its result instead of spending the new token again. A refresh
-//! the server refuses ends the session ([`OAuthError::SessionEnded`]); one that does not reach
-//! the server is retried with backoff. Tokens never enter a log field or an error message.
+//! for another's refresh uses its result instead of spending the new token again. Only the
+//! authorization server's word that the grant is gone (`invalid_grant`, see
+//! [`OAuthError::ends_the_grant`]) ends the session ([`OAuthError::SessionEnded`], remembered:
+//! every later call fails at once without a request); a refresh that does not reach the
+//! server or finds it busy (core's retry rule) is retried with jittered backoff, and then
+//! fails as transient, keeping the session for the next call. Tokens never enter a log field
+//! or an error message.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -19,12 +23,18 @@ use crate::keychain::SessionStore;
 use crate::oauth::{
     Account, AuthServerCalls, DpopKey, Nonces, OAuthError, Secret, StoredSession, unix_now,
 };
+use crate::retry::{self, Backoff};
 use crate::xrpc::{XrpcError, XrpcRequest};
 
 /// Refresh this long before the access token expires.
 const REFRESH_MARGIN_SECONDS: i64 = 60;
-/// Attempts of a refresh that does not reach the server.
+/// Attempts of a refresh that does not reach the server, or finds it busy.
 const REFRESH_ATTEMPTS: u32 = 3;
+/// The waits between those attempts.
+const REFRESH_BACKOFF: Backoff = Backoff {
+    initial: Duration::from_millis(500),
+    cap: Duration::from_secs(4),
+};
 
 /// A signed-in session that makes XRPC calls. Cheap to clone; clones share the session.
 #[derive(Debug, Clone)]
@@ -40,6 +50,8 @@ struct Inner {
     nonces: Nonces,
     refreshing: tokio::sync::Mutex<()>,
     store: Arc<dyn SessionStore>,
+    /// Why the session ended, once the authorization server said so.
+    ended: std::sync::Mutex<Option<String>>,
 }
 
 impl Agent {
@@ -70,6 +82,7 @@ impl Agent {
                 nonces,
                 refreshing: tokio::sync::Mutex::new(()),
                 store,
+                ended: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -94,8 +107,20 @@ impl Agent {
         &self.inner.nonces
     }
 
+    /// Why the session ended, once its authorization server said the grant is gone.
+    pub fn ended(&self) -> Option<String> {
+        self.inner
+            .ended
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Sends `request` to the PDS and returns the JSON answer.
     pub async fn call(&self, request: &XrpcRequest) -> Result<Value, XrpcError> {
+        if let Some(why) = self.ended() {
+            return Err(OAuthError::SessionEnded(why).into());
+        }
         self.refresh_if_due().await?;
         let mut nonce_retried = false;
         let mut refreshed = false;
@@ -112,7 +137,14 @@ impl Agent {
                     let spent = self.read(|session| session.access_token.clone());
                     self.refresh(&spent).await?;
                 }
-                _ => return Err(XrpcError::from_answer(request.nsid, status, &body)),
+                _ => {
+                    return Err(XrpcError::from_answer(
+                        request.nsid,
+                        status,
+                        &headers,
+                        &body,
+                    ));
+                }
             }
         }
     }
@@ -162,24 +194,47 @@ impl Agent {
         Ok(())
     }
 
-    /// Refreshes unless another caller already replaced `spent` while this one waited.
+    /// Refreshes unless another caller already replaced `spent` while this one waited. A
+    /// transient failure is retried a few times, not longer than the server's `Retry-After`
+    /// allows within the call; the session is kept whatever happens but the grant's end.
     async fn refresh(&self, spent: &Secret) -> Result<(), OAuthError> {
         let _turn = self.inner.refreshing.lock().await;
         if self.read(|session| session.access_token != *spent) {
             return Ok(());
         }
-        let mut delay = Duration::from_millis(500);
-        for attempt in 1..=REFRESH_ATTEMPTS {
-            match self.refresh_once().await {
-                Err(OAuthError::Transport { reason, .. }) if attempt < REFRESH_ATTEMPTS => {
-                    tracing::warn!(%reason, attempt, "refresh did not reach the server; retrying");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                }
-                other => return other,
+        let mut attempt = 1;
+        loop {
+            let error = match self.refresh_once().await {
+                Ok(()) => return Ok(()),
+                Err(error) => error,
+            };
+            if error.ends_the_grant() {
+                return Err(self.end(&error));
             }
+            let wait = retry::wait(error.fault(), &REFRESH_BACKOFF, attempt)
+                .filter(|wait| attempt < REFRESH_ATTEMPTS && *wait <= REFRESH_BACKOFF.cap);
+            let Some(wait) = wait else {
+                return Err(error);
+            };
+            tracing::warn!(%error, attempt, ?wait, "the refresh failed for now; retrying");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
         }
-        Ok(())
+    }
+
+    /// Remembers that the session ended, and why; the error every later call returns.
+    fn end(&self, error: &OAuthError) -> OAuthError {
+        let why = match error {
+            OAuthError::SessionEnded(why) => why.clone(),
+            other => other.to_string(),
+        };
+        tracing::info!(reason = %why, "the authorization server ended the session");
+        *self
+            .inner
+            .ended
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.clone());
+        OAuthError::SessionEnded(why)
     }
 
     async fn refresh_once(&self) -> Result<(), OAuthError> {
@@ -194,18 +249,10 @@ impl Agent {
             ("refresh_token", refresh_token.expose()),
             ("client_id", session.client_id.as_str()),
         ];
-        let token = match self
+        let token = self
             .calls()
             .token("refresh", &session.token_endpoint, &form)
-            .await
-        {
-            Err(OAuthError::Refused {
-                error, description, ..
-            }) => {
-                return Err(OAuthError::SessionEnded(format!("{error}: {description}")));
-            }
-            other => other?,
-        };
+            .await?;
         if token
             .sub
             .as_deref()

@@ -7,6 +7,7 @@
 //! - [`keychain`]: the session in the OS keychain, and nowhere else;
 //! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
+//! - [`retry`]: core's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
 //! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
 //! - [`attestation`]: inline `network.attested.signature`s on market records: the key, signing,
 //!   verifying;
@@ -22,6 +23,7 @@ pub mod jwt;
 pub mod keychain;
 pub mod oauth;
 pub mod repo;
+pub mod retry;
 pub mod service_auth;
 pub mod xrpc;
 

@@ -12,6 +12,7 @@ use swdesk_core::uri::RecordUri;
 
 use crate::agent::Agent;
 use crate::identity::Resolver;
+use crate::retry::Fault;
 use crate::xrpc::{XrpcError, XrpcRequest, call_public};
 
 /// The owner's repo on their PDS.
@@ -37,13 +38,11 @@ impl PdsRepo {
         if repo == self.owner {
             return self.agent.call(request).await.map_err(repo_error);
         }
-        let identity =
-            self.resolver
-                .resolve_did(repo)
-                .await
-                .map_err(|error| RepoError::Unavailable {
-                    message: error.to_string(),
-                })?;
+        let identity = self
+            .resolver
+            .resolve_did(repo)
+            .await
+            .map_err(|error| RepoError::unavailable(error.to_string()))?;
         call_public(self.resolver.http(), &identity.pds, request)
             .await
             .map_err(repo_error)
@@ -197,8 +196,16 @@ fn written(answer: &Value) -> Result<Written, RepoError> {
     })
 }
 
-/// The port's error for an XRPC failure.
+/// The port's error for an XRPC failure: core's retry rule decides what is transient (the
+/// network, 408, 429, 5xx, a refresh that could not be done now); the rest is told as the
+/// repo's refusal.
 fn repo_error(error: XrpcError) -> RepoError {
+    if let Fault::Transient { retry_after } = error.fault() {
+        return RepoError::Unavailable {
+            message: error.to_string(),
+            retry_after,
+        };
+    }
     match error {
         XrpcError::Server {
             status,
@@ -212,12 +219,8 @@ fn repo_error(error: XrpcError) -> RepoError {
                 }
             }
             (_, "InvalidRecord" | "InvalidRequest") => RepoError::Invalid { message },
-            (500.., _) => RepoError::Unavailable {
-                message: format!("{error}: {message}"),
-            },
             _ => RepoError::Other { error, message },
         },
-        XrpcError::Transport { reason, .. } => RepoError::Unavailable { message: reason },
         refused @ XrpcError::Refused { .. } => RepoError::Other {
             error: "Refused".to_owned(),
             message: refused.to_string(),
@@ -229,5 +232,6 @@ fn repo_error(error: XrpcError) -> RepoError {
         XrpcError::Session(error) => RepoError::Unauthorized {
             message: error.to_string(),
         },
+        XrpcError::Transport { reason, .. } => RepoError::unavailable(reason),
     }
 }

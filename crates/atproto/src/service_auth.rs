@@ -86,6 +86,7 @@ impl ServiceAuth {
                 status: 200,
                 error: "InvalidResponse".to_owned(),
                 message: "the PDS answered no usable token".to_owned(),
+                retry_after: None,
             })?;
         let token = Secret::new(token);
         self.lock().insert(key, (token.clone(), exp));

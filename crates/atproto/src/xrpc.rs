@@ -10,6 +10,7 @@ use url::Url;
 use swdesk_net::{BodyError, Limit, Outbound, Refused, read_error, read_json};
 
 use crate::oauth::OAuthError;
+use crate::retry::{Fault, transient_status};
 
 /// One XRPC call.
 #[derive(Debug, Clone)]
@@ -82,6 +83,8 @@ pub enum XrpcError {
         error: String,
         /// The server's message.
         message: String,
+        /// The server's `Retry-After`, when it asked the client to wait.
+        retry_after: Option<std::time::Duration>,
     },
     /// The call did not reach the server or its answer was cut short.
     #[error("{nsid} did not reach the server: {reason}")]
@@ -113,8 +116,17 @@ pub enum XrpcError {
 }
 
 impl XrpcError {
-    /// The error of a non-success answer.
-    pub fn from_answer(nsid: &'static str, status: StatusCode, body: &Value) -> Self {
+    /// The error of a non-success answer with `headers` (its `Retry-After`) and `body`.
+    pub fn from_answer(
+        nsid: &'static str,
+        status: StatusCode,
+        headers: &reqwest::header::HeaderMap,
+        body: &Value,
+    ) -> Self {
+        let retry_after = match crate::retry::fault_of(status, headers) {
+            Fault::Transient { retry_after } => retry_after,
+            Fault::Permanent => None,
+        };
         Self::Server {
             nsid,
             status: status.as_u16(),
@@ -122,6 +134,25 @@ impl XrpcError {
                 .as_str()
                 .map_or_else(|| status.to_string(), str::to_owned),
             message: body["message"].as_str().unwrap_or_default().to_owned(),
+            retry_after,
+        }
+    }
+
+    /// Whether the same call may succeed later, and how long the server asked to wait: the
+    /// network, a busy or failing server (core's retry rule), or a session whose refresh did
+    /// not reach its server.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Server {
+                status,
+                retry_after,
+                ..
+            } if transient_status(*status) => Fault::Transient {
+                retry_after: *retry_after,
+            },
+            Self::Transport { .. } => Fault::TRANSIENT,
+            Self::Session(error) => error.fault(),
+            _ => Fault::Permanent,
         }
     }
 
@@ -189,11 +220,17 @@ pub async fn call_public(
         .await
         .map_err(|error| XrpcError::transport(request.nsid, &error))?;
     let status = response.status();
+    let headers = response.headers().clone();
     let body = read_answer(request.nsid, status, response).await?;
     if status.is_success() {
         Ok(body)
     } else {
-        Err(XrpcError::from_answer(request.nsid, status, &body))
+        Err(XrpcError::from_answer(
+            request.nsid,
+            status,
+            &headers,
+            &body,
+        ))
     }
 }
 
@@ -241,9 +278,11 @@ mod tests {
 
     #[test]
     fn a_server_error_keeps_its_name_and_message() {
+        let none = reqwest::header::HeaderMap::new();
         let error = XrpcError::from_answer(
             "com.atproto.repo.putRecord",
             StatusCode::BAD_REQUEST,
+            &none,
             &json!({"error": "InvalidSwap", "message": "Record was at bafy"}),
         );
         assert_eq!(error.name(), Some("InvalidSwap"));
@@ -251,7 +290,27 @@ mod tests {
             error.to_string(),
             "com.atproto.repo.putRecord failed: InvalidSwap: Record was at bafy"
         );
-        let bare = XrpcError::from_answer("x.y.z", StatusCode::BAD_GATEWAY, &Value::Null);
+        assert_eq!(error.fault(), Fault::Permanent);
+        let bare = XrpcError::from_answer("x.y.z", StatusCode::BAD_GATEWAY, &none, &Value::Null);
         assert_eq!(bare.name(), Some("502 Bad Gateway"));
+        assert_eq!(bare.fault(), Fault::TRANSIENT);
+    }
+
+    #[test]
+    fn a_busy_server_s_retry_after_is_kept() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        let busy = XrpcError::from_answer(
+            "com.atproto.repo.putRecord",
+            StatusCode::TOO_MANY_REQUESTS,
+            &headers,
+            &json!({"error": "RateLimitExceeded"}),
+        );
+        assert_eq!(
+            busy.fault(),
+            Fault::Transient {
+                retry_after: Some(std::time::Duration::from_secs(2))
+            }
+        );
     }
 }

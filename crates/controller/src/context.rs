@@ -6,9 +6,11 @@
 //! Activity view can tell "waiting for the network" from "something is wrong here".
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use swdesk_core::name::Name;
 use swdesk_core::repo::{RecordRepo, RepoError};
+use swdesk_core::retry::{Backoff, Fault};
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
@@ -31,6 +33,24 @@ pub enum ReconcileError {
     /// An object holds something this version cannot work with.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl ReconcileError {
+    /// When to try again after the `attempt`-th consecutive failure: core's retry rule, the
+    /// runtime's default backoff, or the repo's own `Retry-After` when it asked for longer.
+    pub fn retry(&self, attempt: u32) -> Action {
+        let ours = Backoff::DEFAULT.delay(attempt);
+        let theirs = match self {
+            Self::Repo(error) => match error.fault() {
+                Fault::Transient {
+                    retry_after: Some(wait),
+                } => wait,
+                _ => Duration::ZERO,
+            },
+            _ => Duration::ZERO,
+        };
+        Action::RequeueAfter(ours.max(theirs))
+    }
 }
 
 impl From<StoreError> for ReconcileError {

@@ -193,9 +193,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                 Err(error) => return Err(error),
             }
         }
-        Err(RepoError::Unavailable {
-            message: format!("the index kept changing under {SWAP_ATTEMPTS} writes in a row"),
-        })
+        Err(RepoError::unavailable(format!(
+            "the index kept changing under {SWAP_ATTEMPTS} writes in a row"
+        )))
     }
 
     /// The index record with `ops` applied and the swap to write it with, or `None` when

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::infra::{Contract, DeploymentKind};
 use crate::name::Name;
+use crate::retry::Backoff;
 use crate::rollup::ContractPhase;
 use crate::secret::SecretRef;
 use crate::timestamp::Timestamp;
@@ -181,6 +182,29 @@ pub struct ComputeContractStatus {
     /// The phase changes, oldest first, at most [`HISTORY_CAP`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<PhaseChange>,
+    /// Consecutive market steps that failed for now (the repo or a peer unreachable or busy);
+    /// 0 once a step succeeds. The wait before the next try grows with it ([`FLOW_RETRY`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+/// The waits between market steps that failed for now: core's retry rule from 3 s (the
+/// pace of a moving flow) doubling to 5 minutes.
+pub const FLOW_RETRY: Backoff = Backoff {
+    initial: std::time::Duration::from_secs(3),
+    cap: std::time::Duration::from_secs(300),
+};
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
+}
+
+impl ComputeContractStatus {
+    /// How long to wait before the next market step after the failures counted in
+    /// [`Self::retries`]; `None` when the last step did not fail.
+    pub fn retry_in(&self) -> Option<std::time::Duration> {
+        (self.retries > 0).then(|| FLOW_RETRY.delay(self.retries))
+    }
 }
 
 /// What a contract waits for; shown as waiting, never as a failure.

@@ -16,7 +16,9 @@
 //!   [`progress`] (when a record may be written), [`auction`] (the requester's side of the
 //!   market's RFP flow: request, bidders, bids, winner, receipt, the durable steps);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
-//!   compute market), [`timestamp`] (time values and the `Clock` port).
+//!   compute market), [`timestamp`] (time values and the `Clock` port);
+//! - faults: [`retry`] (the one retry rule: transient or permanent, backoff with jitter,
+//!   `Retry-After`).
 
 pub mod auction;
 pub mod collection;
@@ -33,6 +35,7 @@ pub mod progress;
 pub mod publish;
 pub mod record;
 pub mod repo;
+pub mod retry;
 pub mod rkey;
 pub mod rollup;
 pub mod secret;

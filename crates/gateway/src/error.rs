@@ -155,12 +155,13 @@ impl GatewayError {
         }
     }
 
-    /// Whether retrying later may help (the network, not the request, failed).
+    /// Whether retrying later may help (core's retry rule: the network, a busy or failing
+    /// gateway or PDS, not the request, failed).
     pub fn is_transient(&self) -> bool {
         match self {
             Self::Transport { .. } | Self::Discovery(_) => true,
-            Self::ServiceAuth { source, .. } => matches!(source, XrpcError::Transport { .. }),
-            Self::Refused { status, .. } => *status >= 500,
+            Self::ServiceAuth { source, .. } => source.fault().is_transient(),
+            Self::Refused { status, .. } => swdesk_atproto::retry::transient_status(*status),
             _ => false,
         }
     }

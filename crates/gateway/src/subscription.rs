@@ -2,8 +2,9 @@
 //! snapshot (every current `#cluster`, `#member`, `#nodeClaim`) then `#info SnapshotComplete`,
 //! then changes; the feed hands the snapshot over whole ([`FeedEvent::Snapshot`], which
 //! replaces whatever the consumer showed) and each change after it ([`FeedEvent::Change`]).
-//! When the connection breaks, the feed says so ([`FeedEvent::Disconnected`]), waits (backoff
-//! from [`INITIAL_BACKOFF`], doubling to [`MAX_BACKOFF`], reset by a delivered snapshot),
+//! When the connection breaks, the feed says so ([`FeedEvent::Disconnected`]), waits (core's
+//! jittered backoff from [`INITIAL_BACKOFF`], doubling to [`MAX_BACKOFF`], reset by a
+//! delivered snapshot),
 //! reconnects with a fresh token and delivers a fresh snapshot. A refusal that retrying cannot
 //! fix (a bad token, `ClusterNotFound`) ends the feed with [`FeedEvent::Failed`].
 //!
@@ -16,6 +17,7 @@ use std::time::Duration;
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde::Deserialize;
 use serde_json::Map;
+use swdesk_atproto::retry::Backoff;
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
     InfoName, Message, NSID,
 };
@@ -101,32 +103,33 @@ enum Ended {
     },
 }
 
-/// The waits between reconnects: doubling from [`INITIAL_BACKOFF`] to [`MAX_BACKOFF`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff(Duration);
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Self(INITIAL_BACKOFF)
-    }
+/// The waits between reconnects: core's one retry rule, jittered, from [`INITIAL_BACKOFF`] to
+/// [`MAX_BACKOFF`], counted from the last connection that delivered its snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Reconnects {
+    failures: u32,
 }
 
-impl Backoff {
-    /// The wait now; the next one is twice as long, up to the cap.
-    pub fn next_wait(&mut self) -> Duration {
-        let wait = self.0;
-        self.0 = (self.0 * 2).min(MAX_BACKOFF);
-        wait
+impl Reconnects {
+    const BACKOFF: Backoff = Backoff {
+        initial: INITIAL_BACKOFF,
+        cap: MAX_BACKOFF,
+    };
+
+    /// The wait now; the next one is about twice as long, up to the cap.
+    fn next_wait(&mut self) -> Duration {
+        self.failures = self.failures.saturating_add(1);
+        swdesk_atproto::retry::jittered(&Self::BACKOFF, self.failures)
     }
 
     /// Back to the first wait (after a connection that delivered its snapshot).
-    pub fn reset(&mut self) {
-        self.0 = INITIAL_BACKOFF;
+    fn reset(&mut self) {
+        self.failures = 0;
     }
 }
 
 async fn run(inner: Arc<Inner>, name: Option<String>, events: mpsc::Sender<FeedEvent>) {
-    let mut backoff = Backoff::default();
+    let mut backoff = Reconnects::default();
     loop {
         let (error, delivered) = match connection(&inner, name.as_deref(), &events).await {
             Ended::ConsumerGone => return,
@@ -155,8 +158,10 @@ async fn run(inner: Arc<Inner>, name: Option<String>, events: mpsc::Sender<FeedE
 }
 
 fn is_fatal(error: &GatewayError) -> bool {
-    matches!(error, GatewayError::Refused { status, .. } if *status < 500)
-        || matches!(error, GatewayError::NoEndpoint { .. })
+    matches!(
+        error,
+        GatewayError::Refused { .. } | GatewayError::NoEndpoint { .. }
+    ) && !error.is_transient()
 }
 
 /// One connection: the snapshot, then changes until it breaks.
@@ -318,14 +323,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reconnect_waits_double_up_to_the_cap_and_reset_after_a_snapshot() {
-        let mut backoff = Backoff::default();
+    fn reconnect_waits_grow_to_the_cap_with_jitter_and_reset_after_a_snapshot() {
+        let mut backoff = Reconnects::default();
         let waits: Vec<Duration> = (0..10).map(|_| backoff.next_wait()).collect();
-        assert_eq!(waits[0], INITIAL_BACKOFF);
-        assert_eq!(waits[1], INITIAL_BACKOFF * 2);
-        assert!(waits.windows(2).all(|pair| pair[1] >= pair[0]));
-        assert_eq!(*waits.last().unwrap_or(&Duration::ZERO), MAX_BACKOFF);
+        assert!(waits[0] >= INITIAL_BACKOFF / 2 && waits[0] <= INITIAL_BACKOFF);
+        assert!(waits[1] >= INITIAL_BACKOFF && waits[1] <= INITIAL_BACKOFF * 2);
+        let last = *waits.last().unwrap_or(&Duration::ZERO);
+        assert!(last >= MAX_BACKOFF / 2 && last <= MAX_BACKOFF, "{last:?}");
         backoff.reset();
-        assert_eq!(backoff.next_wait(), INITIAL_BACKOFF);
+        assert!(backoff.next_wait() <= INITIAL_BACKOFF);
     }
 }

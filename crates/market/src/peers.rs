@@ -374,7 +374,7 @@ async fn send(
     } else {
         format!("{what} answered {status} (no readable error)")
     };
-    let transient = status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408;
+    let transient = swdesk_atproto::retry::transient_status(status.as_u16());
     Err(PeerError {
         message: message.trim_end().to_owned(),
         transient,

@@ -114,7 +114,7 @@ enum Stop {
 impl From<RepoError> for Stop {
     fn from(error: RepoError) -> Self {
         if error.is_transient() {
-            Self::Retry(format!("the repo: {error} (will retry)"))
+            Self::Retry(format!("the repo: {error}"))
         } else {
             Self::Fail(format!("the repo: {error}"))
         }
@@ -124,7 +124,7 @@ impl From<RepoError> for Stop {
 impl From<PeerError> for Stop {
     fn from(error: PeerError) -> Self {
         if error.transient {
-            Self::Retry(format!("{} (will retry)", error.message))
+            Self::Retry(error.message)
         } else {
             Self::Fail(error.message)
         }
@@ -375,7 +375,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .map(|_| ())
             .map_err(|error| {
                 Stop::Retry(format!(
-                    "the attestation key could not be published: {error} (will retry)"
+                    "the attestation key could not be published: {error}"
                 ))
             })
     }
@@ -708,7 +708,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         {
             Ok(()) => Ok(Outcome::ReleaseAcknowledged),
             Err(error) => Err(Stop::Retry(format!(
-                "the release was not acknowledged: {} (will retry)",
+                "the release was not acknowledged: {}",
                 error.message
             ))),
         }
@@ -720,9 +720,11 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     async fn fetch(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
         let uri = RecordUri::parse(&reference.uri)
             .map_err(|error| Stop::Fail(format!("{}: {error}", reference.uri)))?;
-        let record = self.repo.get(&uri).await?.ok_or_else(|| {
-            Stop::Retry(format!("{} is not there yet (will retry)", reference.uri))
-        })?;
+        let record = self
+            .repo
+            .get(&uri)
+            .await?
+            .ok_or_else(|| Stop::Retry(format!("{} is not there yet", reference.uri)))?;
         if record.cid != reference.cid {
             return Err(Stop::Fail(format!(
                 "{} is at {}, not at the cid we were given ({})",
@@ -747,7 +749,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         for signer in &signers {
             let binding = keys::binding(&*self.repo, &*self.peers, author, signer)
                 .await
-                .map_err(|error| Stop::Retry(format!("{}: {error} (will retry)", reference.uri)))?;
+                .map_err(|error| Stop::Retry(format!("{}: {error}", reference.uri)))?;
             match binding {
                 Some(binding) => tracing::debug!(uri = %reference.uri, ?binding, "key bound"),
                 None => unbound.push(signer.key.clone()),

@@ -11,7 +11,8 @@ use swdesk_core::auction::flow::{Flow, Step};
 use swdesk_core::compute::{Bid, ComputeContractStatus};
 
 /// The status of `flow`, from `before`; `problem` (a failure being retried) replaces the
-/// message when there is one.
+/// message when there is one, counted in `retries` and told with the wait before the next try
+/// (core's retry rule, [`swdesk_core::compute::FLOW_RETRY`]).
 pub fn project(
     before: &ComputeContractStatus,
     flow: Flow,
@@ -32,7 +33,15 @@ pub fn project(
     if let Step::Releasing { requested_at, .. } = &flow.step {
         status.release_sent_at = Some(*requested_at);
     }
-    status.message = Some(problem.unwrap_or_else(|| message(&flow.step, status.bids.len())));
+    status.retries = if problem.is_some() {
+        before.retries.saturating_add(1)
+    } else {
+        0
+    };
+    status.message = Some(match (problem, status.retry_in()) {
+        (Some(problem), Some(wait)) => format!("{problem}; retry in {} s", wait.as_secs()),
+        (problem, _) => problem.unwrap_or_else(|| message(&flow.step, status.bids.len())),
+    });
     status.flow = Some(flow);
     status
 }
@@ -245,9 +254,18 @@ mod tests {
             delete: None,
             event: None,
         });
-        let status = project(&status, releasing, Some("unreachable (will retry)".into()));
+        let status = project(&status, releasing.clone(), Some("unreachable".into()));
         assert_eq!(status.phase, ComputePhase::Releasing);
-        assert_eq!(status.message.as_deref(), Some("unreachable (will retry)"));
+        assert_eq!(status.message.as_deref(), Some("unreachable; retry in 3 s"));
+        let again = project(&status, releasing.clone(), Some("unreachable".into()));
+        assert_eq!(again.message.as_deref(), Some("unreachable; retry in 6 s"));
+        assert_eq!(again.retry_in(), Some(std::time::Duration::from_secs(6)));
+        let moved = project(&again, releasing, None);
+        assert_eq!(
+            (moved.retries, moved.retry_in()),
+            (0, None),
+            "a step that works resets"
+        );
         assert_eq!(status.release_sent_at, Some(Timestamp::MIN));
         assert!(status.holds_guest());
     }

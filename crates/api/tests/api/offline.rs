@@ -1,12 +1,16 @@
-//! The account's controller while its PDS is down, against a real PDS stopped and started
-//! again on its own data: what the owner does meanwhile is kept, says it waits to sync, and
-//! reaches the repo once it is back, with one write each and no duplicate record.
+//! The account while its PDS is down, against a real PDS stopped and started again on its own
+//! data: what the owner does meanwhile is kept, says it waits to sync, and reaches the repo
+//! once it is back, with one write each and no duplicate record; a start offline with an
+//! expired access token keeps the session, which refreshes once the PDS is back.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_api::SessionView;
 use swdesk_api::activity::Activity;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
+use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_controller::kinds::deployment::{OFFLINE, SYNCED, WAITING_TO_SYNC};
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::name::Name;
@@ -14,7 +18,7 @@ use swdesk_core::object::ConditionStatus;
 use swdesk_core::repo::counted::Counted;
 use swdesk_devnet::{SandboxPds, Storage};
 
-use crate::session::{network_of, signed_in};
+use crate::session::{network_of, sessions, signed_in};
 use crate::support::{
     create_infra, delete_infra, edit_infra, eventually, index_rkeys, infra, public_record,
     public_rkeys, quick_engine,
@@ -24,6 +28,17 @@ use crate::support::{
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
+}
+
+/// A sandbox PDS whose data is kept in `dir`, so it can be stopped and started again.
+async fn sandbox_kept_in(dir: &std::path::Path) -> (Storage, SandboxPds) {
+    let storage = Storage::Persistent {
+        dir: dir.join("sandbox"),
+        pds_port: free_port(),
+        plc_port: free_port(),
+    };
+    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    (storage, pds)
 }
 
 /// The `Synced` condition of the Infra `name`: its truth, reason and message.
@@ -48,12 +63,7 @@ fn waits_to_sync(controller: &AccountController, name: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_write_each() {
     let data = tempfile::tempdir().unwrap();
-    let storage = Storage::Persistent {
-        dir: data.path().join("sandbox"),
-        pds_port: free_port(),
-        plc_port: free_port(),
-    };
-    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    let (storage, pds) = sandbox_kept_in(data.path()).await;
     let pds_url = pds.info().pds_url.clone();
     let (network, store) = network_of(&pds, "offline");
     let account = pds.create_account("offl").await.unwrap();
@@ -169,4 +179,57 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
     controller.stop().await;
     signed.sign_out().await.unwrap();
     pds.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_offline_with_an_expired_token_keeps_the_session_and_syncs_once_back() {
+    let data = tempfile::tempdir().unwrap();
+    let (storage, pds) = sandbox_kept_in(data.path()).await;
+    let (network, store) = network_of(&pds, "expired-offline");
+    let account = pds.create_account("expoff").await.unwrap();
+    let (signed, _agent, _resolver) = signed_in(&network, &store, &account).await;
+    let mut kept = store
+        .load()
+        .unwrap()
+        .expect("the session is in the keychain");
+    kept.expires_at = 0;
+    store.save(&kept).unwrap();
+    drop(signed);
+    pds.stop().await.unwrap();
+
+    let offline = sessions(&network, Arc::new(NoBrowser), &store);
+    assert!(
+        matches!(offline.current().await, SessionView::SignedIn(ref a) if a.did == account.did),
+        "offline is not signed out"
+    );
+    let agent = offline.agent().unwrap();
+    let check = XrpcRequest::query("com.atproto.server.getSession", Vec::new());
+    let failed = agent.call(&check).await.unwrap_err();
+    assert!(failed.fault().is_transient(), "{failed}");
+    assert_eq!(agent.ended(), None);
+    assert!(
+        store.load().unwrap().is_some(),
+        "the keychain entry is kept while the PDS is away"
+    );
+
+    let _pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    let session = agent.call(&check).await.unwrap();
+    assert_eq!(session["did"], account.did.as_str());
+    let refreshed = store.load().unwrap().unwrap();
+    assert!(
+        refreshed.expires_at > kept.expires_at,
+        "the refresh reached the keychain"
+    );
+    assert!(matches!(offline.current().await, SessionView::SignedIn(_)));
+    offline.sign_out().await.unwrap();
+}
+
+/// A browser the test never expects to be opened.
+#[derive(Debug)]
+struct NoBrowser;
+
+impl swdesk_atproto::Browser for NoBrowser {
+    fn open(&self, url: &url::Url) -> Result<(), String> {
+        panic!("no browser page was expected, {url} was opened")
+    }
 }

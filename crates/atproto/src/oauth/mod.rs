@@ -36,6 +36,7 @@ pub use session::{Account, Secret, StoredSession};
 
 use crate::identity::{IdentityConfig, IdentityError, Resolver};
 use crate::keychain::{KeychainError, SessionStore};
+use crate::retry::Fault;
 
 /// How long one request to an authorization server or PDS may take.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -133,6 +134,18 @@ pub enum OAuthError {
         /// Its description.
         description: String,
     },
+    /// The server is busy or failing (408, 429, 5xx): try again later.
+    #[error(
+        "the authorization server could not serve the {step} now (HTTP {status}); it will be tried again"
+    )]
+    Unavailable {
+        /// Which call.
+        step: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The server's `Retry-After`, when it named one.
+        retry_after: Option<Duration>,
+    },
     /// A request did not reach the server.
     #[error("the {step} did not reach the authorization server: {reason}")]
     Transport {
@@ -198,7 +211,9 @@ impl OAuthError {
             Self::NoAuthorizationServer { .. } | Self::AuthServerUnsuitable { .. } => {
                 "auth-server-unsuitable"
             }
-            Self::AuthServerUnreachable { .. } | Self::Transport { .. } => "unreachable",
+            Self::AuthServerUnreachable { .. }
+            | Self::Transport { .. }
+            | Self::Unavailable { .. } => "unreachable",
             Self::Refused { .. } => "refused",
             Self::Listener(_) => "listener",
             Self::Browser(_) => "browser",
@@ -209,6 +224,38 @@ impl OAuthError {
             Self::Keychain(_) => "keychain",
             Self::SessionEnded(_) => "session-ended",
         }
+    }
+}
+
+impl OAuthError {
+    /// Whether the same call may succeed later (core's retry rule): the network, a busy or
+    /// failing server, or its own words for that (`server_error`, `temporarily_unavailable`).
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Unavailable { retry_after, .. } => Fault::Transient {
+                retry_after: *retry_after,
+            },
+            Self::Transport { .. }
+            | Self::PdsUnreachable { .. }
+            | Self::AuthServerUnreachable { .. } => Fault::TRANSIENT,
+            Self::Refused { error, .. }
+                if matches!(error.as_str(), "server_error" | "temporarily_unavailable") =>
+            {
+                Fault::TRANSIENT
+            }
+            _ => Fault::Permanent,
+        }
+    }
+
+    /// Whether the authorization server said the grant itself is gone (RFC 6749 §5.2:
+    /// `invalid_grant`, or the client no longer accepted): the session has ended. Nothing
+    /// else ends a session: not the network, not a busy server, not a malformed answer.
+    pub fn ends_the_grant(&self) -> bool {
+        matches!(
+            self,
+            Self::Refused { error, .. }
+                if matches!(error.as_str(), "invalid_grant" | "invalid_client" | "unauthorized_client")
+        ) || matches!(self, Self::SessionEnded(_))
     }
 }
 

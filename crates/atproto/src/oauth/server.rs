@@ -9,6 +9,7 @@ use url::Url;
 
 use super::dpop::{DpopKey, Nonces};
 use super::{OAuthError, REQUEST_TIMEOUT, unix_now};
+use crate::retry::Fault;
 
 /// What the token endpoint answers.
 #[derive(Debug, Clone, Deserialize)]
@@ -83,11 +84,19 @@ impl AuthServerCalls<'_> {
                     }
                 });
             }
+            let fault = crate::retry::fault_of(status, response.headers());
             let body = read_error(response).await;
             let error = body["error"].as_str().unwrap_or(status.as_str()).to_owned();
             if error == "use_dpop_nonce" && !retried {
                 retried = true;
                 continue;
+            }
+            if let Fault::Transient { retry_after } = fault {
+                return Err(OAuthError::Unavailable {
+                    step,
+                    status: status.as_u16(),
+                    retry_after,
+                });
             }
             return Err(OAuthError::Refused {
                 step,

@@ -33,10 +33,14 @@ const WAITING_RECHECK: Duration = Duration::from_secs(30);
 /// guest booting) is looked at again: the market waits up to a few seconds itself each time.
 const FLOW_RECHECK: Duration = Duration::from_secs(3);
 
-/// When to look at a contract again on its own: soon while its market flow moves, at the
-/// waiting pace while it waits for something else, never when it rests.
+/// When to look at a contract again on its own: after the growing wait of core's retry rule
+/// when its last market step failed for now, soon while its market flow moves, at the waiting
+/// pace while it waits for something else, never when it rests.
 fn recheck_after(status: &ComputeContractStatus) -> Option<Duration> {
     status.waiting_for()?;
+    if let Some(wait) = status.retry_in() {
+        return Some(wait);
+    }
     Some(
         if status.flow.as_ref().is_some_and(|flow| !flow.is_finished()) {
             FLOW_RECHECK
@@ -186,5 +190,22 @@ mod tests {
             ..ComputeContractStatus::default()
         };
         assert_eq!(recheck_after(&deployed), None);
+    }
+
+    #[test]
+    fn a_flow_whose_steps_keep_failing_is_looked_at_less_and_less_often() {
+        let started =
+            Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
+        let waits: Vec<u64> = [1, 2, 3, 8, 20]
+            .into_iter()
+            .filter_map(|retries| {
+                let status = ComputeContractStatus {
+                    retries,
+                    ..requesting(Some(Flow::start(started)))
+                };
+                recheck_after(&status).map(|wait| wait.as_secs())
+            })
+            .collect();
+        assert_eq!(waits, [3, 6, 12, 300, 300]);
     }
 }

@@ -173,6 +173,10 @@ impl<R: RecordRepo + 'static> Reconciler for RecordReconciler<R> {
             )
             .await
     }
+
+    fn error_policy(&self, _key: &ObjectKey, error: &ReconcileError, attempt: u32) -> Action {
+        error.retry(attempt)
+    }
 }
 
 /// The kind this reconciler runs.

@@ -351,7 +351,7 @@ fn crashed(error: JoinError, failures: u32) -> Outcome {
     tracing::error!(%error, "reconcile crashed");
     Outcome::Failed {
         error,
-        retry: Backoff::DEFAULT.action(failures.saturating_add(1)),
+        retry: Action::backoff(&Backoff::DEFAULT, failures.saturating_add(1)),
     }
 }
 

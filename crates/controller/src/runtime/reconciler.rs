@@ -30,7 +30,7 @@ pub trait Reconciler: Send + Sync + 'static {
     /// What to do after the `attempt`-th consecutive failure of `key` (1 for the first).
     /// By default [`Backoff::DEFAULT`]: 1 s doubling to 5 min.
     fn error_policy(&self, _key: &ObjectKey, _error: &Self::Error, attempt: u32) -> Action {
-        Backoff::DEFAULT.action(attempt)
+        Action::backoff(&Backoff::DEFAULT, attempt)
     }
 }
 

@@ -178,6 +178,6 @@ impl Reconciler for WithBackoff {
     }
 
     fn error_policy(&self, _key: &ObjectKey, _error: &Scripted, attempt: u32) -> Action {
-        self.1.action(attempt)
+        Action::backoff(&self.1, attempt)
     }
 }

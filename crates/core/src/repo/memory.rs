@@ -104,9 +104,7 @@ impl MemoryRepo {
 
     fn check_online(&self) -> Result<(), RepoError> {
         if self.offline.load(Ordering::SeqCst) {
-            return Err(RepoError::Unavailable {
-                message: "the repo is offline (test)".to_owned(),
-            });
+            return Err(RepoError::unavailable("the repo is offline (test)"));
         }
         Ok(())
     }

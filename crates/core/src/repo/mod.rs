@@ -17,6 +17,7 @@ use std::future::Future;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::retry::Fault;
 use crate::rkey::Rkey;
 use crate::uri::RecordUri;
 
@@ -86,6 +87,8 @@ pub enum RepoError {
     Unavailable {
         /// What went wrong on the way.
         message: String,
+        /// How long the repo asked to be left alone (its `Retry-After`), when it said.
+        retry_after: Option<std::time::Duration>,
     },
     /// Any other refusal, with the server's error name.
     #[error("the repo answered {error}: {message}")]
@@ -98,9 +101,27 @@ pub enum RepoError {
 }
 
 impl RepoError {
+    /// An unavailable repo that named no wait.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::Unavailable {
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Whether trying the same call again later may succeed, and the repo's own wait.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Self::Unavailable { retry_after, .. } => Fault::Transient {
+                retry_after: *retry_after,
+            },
+            _ => Fault::Permanent,
+        }
+    }
+
     /// Whether trying the same call again later may succeed.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Unavailable { .. })
+        self.fault().is_transient()
     }
 }
 

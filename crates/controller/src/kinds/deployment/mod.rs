@@ -671,6 +671,10 @@ impl<D: Deployment, R: RecordRepo + 'static> Reconciler for DeploymentReconciler
             )
             .await
     }
+
+    fn error_policy(&self, _key: &ObjectKey, error: &ReconcileError, attempt: u32) -> Action {
+        error.retry(attempt)
+    }
 }
 
 /// The child AtprotoRecord's name: `infra-<uid>` or `ephemeral-<uid>`.

@@ -30,7 +30,7 @@ use swdesk_core::repo::RecordRepo;
 use swdesk_core::repo::journal::Journaled;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::{OfferingSource, RequesterMarket};
-use swdesk_store::{Event as StoreEvent, Resource, Store, StoreError};
+use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
 use crate::deployments::{self, DeploymentChange};
@@ -57,6 +57,9 @@ pub enum ControllerError {
     /// The local store could not be read.
     #[error("the local store could not be read: {0}")]
     Read(String),
+    /// Another process (or controller) runs on this account's store.
+    #[error("the local store {0}")]
+    Locked(#[from] LockError),
     /// The data directory could not be made.
     #[error("the data directory {path} could not be made: {source}")]
     DataDir {
@@ -85,6 +88,8 @@ pub struct AccountController {
     /// Every record write the repo accepted, as activity (see [`activity::write_listener`]).
     writes: tokio::sync::broadcast::Sender<ActivityEvent>,
     forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The store's lock, held while this controller lives (one controller per store).
+    _lock: StoreLock,
 }
 
 /// What the window hears from the account's controller, as it happens.
@@ -168,7 +173,7 @@ impl AccountController {
     ) -> Result<Self, ControllerError> {
         let did = repo.owner().to_owned();
         let path = store_path(data_dir, &did);
-        let store = open_store(path).await?;
+        let (store, lock) = open_store(path).await?;
         follow_own_index(&store, &did).await?;
         let engine = Engine::start(
             Arc::clone(&store),
@@ -184,6 +189,7 @@ impl AccountController {
             engine,
             writes: tokio::sync::broadcast::channel(WRITES_BACKLOG).0,
             forwarders: std::sync::Mutex::default(),
+            _lock: lock,
         })
     }
 
@@ -407,7 +413,8 @@ pub fn store_path(data_dir: &Path, did: &str) -> PathBuf {
         .join("objects.sqlite")
 }
 
-async fn open_store(path: PathBuf) -> Result<Arc<Store>, ControllerError> {
+/// Locks the store at `path` (one controller per store, across processes), then opens it.
+async fn open_store(path: PathBuf) -> Result<(Arc<Store>, StoreLock), ControllerError> {
     let opened = tokio::task::spawn_blocking(move || {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| ControllerError::DataDir {
@@ -415,16 +422,17 @@ async fn open_store(path: PathBuf) -> Result<Arc<Store>, ControllerError> {
                 source,
             })?;
         }
-        Store::open(&path).map_err(|source| ControllerError::Store { path, source })
+        let lock = StoreLock::acquire(&path)?;
+        let store = Store::open(&path).map_err(|source| ControllerError::Store { path, source })?;
+        Ok((Arc::new(store), lock))
     })
     .await;
-    match opened {
-        Ok(result) => result.map(Arc::new),
-        Err(error) => Err(ControllerError::DataDir {
+    opened.unwrap_or_else(|error| {
+        Err(ControllerError::DataDir {
             path: PathBuf::new(),
             source: std::io::Error::other(error),
-        }),
-    }
+        })
+    })
 }
 
 #[cfg(test)]

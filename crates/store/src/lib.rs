@@ -6,7 +6,8 @@
 //!
 //! Map: [`store`] (the [`Store`] and its operations), [`resource`] (the [`Resource`] trait tying
 //! a kind to its spec and status types), [`watch`] (change [`Event`]s), [`schema`] (pragmas and
-//! the ordered migrations), [`error`] ([`StoreError`]); `lifecycle` and `row` are the untyped
+//! the ordered migrations), [`error`] ([`StoreError`]), [`lock`] ([`StoreLock`]: one controller
+//! per store file, across processes); `lifecycle` and `row` are the untyped
 //! engine beneath the typed API.
 //!
 //! Invariants:
@@ -30,6 +31,7 @@
 
 pub mod error;
 mod lifecycle;
+pub mod lock;
 pub mod resource;
 mod row;
 pub mod schema;
@@ -37,6 +39,7 @@ pub mod store;
 pub mod watch;
 
 pub use error::StoreError;
+pub use lock::{LockError, StoreLock};
 pub use resource::{ObjectOf, Resource};
 pub use store::Store;
 pub use watch::{Change, Event};

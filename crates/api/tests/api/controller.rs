@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use swdesk_api::activity::{Activity, ActivityEvent};
-use swdesk_api::controller::AccountController;
+use swdesk_api::controller::{AccountController, ControllerError};
 use swdesk_atproto::PdsRepo;
 use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::infra::InfraSpec;
@@ -268,5 +268,55 @@ async fn two_hundred_fifty_six_deployments_are_published_each_once_with_the_inde
         assert_eq!(record["$type"], INFRA);
     }
     controller.stop().await;
+    signed.sign_out().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_store_runs_one_controller_and_a_second_is_told_who_holds_it() {
+    let (pds, network, store) = network("locked").await;
+    let account = pds.create_account("locked").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let data = tempfile::tempdir().unwrap();
+    let start =
+        || AccountController::start(data.path(), agent.clone(), resolver.clone(), quick_engine());
+    let first = start().await.unwrap();
+    let second = start()
+        .await
+        .expect_err("a second controller on the same store");
+    let told = second.to_string();
+    assert!(
+        matches!(second, ControllerError::Locked(_))
+            && told.contains(&format!("process {}", std::process::id())),
+        "{told}"
+    );
+    assert!(told.contains("objects.sqlite"), "{told}");
+    first.stop().await;
+    let after = start()
+        .await
+        .expect("the store is free once the first stopped");
+    after.stop().await;
+
+    let objects = swdesk_api::controller::store_path(data.path(), &account.did);
+    let mut other_process = std::process::Command::new("flock")
+        .arg("--close")
+        .arg(objects.with_extension("sqlite.lock"))
+        .args(["sleep", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("flock(1) from util-linux");
+    eventually("the other process holds the store", async || {
+        swdesk_store::StoreLock::acquire(&objects).err()
+    })
+    .await;
+    let refused = start().await.expect_err("another process holds the store");
+    assert!(matches!(refused, ControllerError::Locked(_)), "{refused}");
+    other_process.kill().unwrap();
+    other_process.wait().unwrap();
+    start()
+        .await
+        .expect("free once that process ended")
+        .stop()
+        .await;
     signed.sign_out().await.unwrap();
 }

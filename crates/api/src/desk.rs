@@ -72,6 +72,10 @@ pub enum DeskError {
     /// The controller could not start or read its store.
     #[error(transparent)]
     Controller(#[from] ControllerError),
+    /// Someone is signed in, but the controller could not start (its store is held by
+    /// another process, the data directory cannot be made, ...): why.
+    #[error("the deployments cannot be shown: {0}")]
+    NotRunning(String),
     /// The owner's intent was refused; nothing changed.
     #[error(transparent)]
     Intent(#[from] IntentError),
@@ -101,7 +105,7 @@ impl DeskError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::SignedOut => "signed-out",
-            Self::Controller(_) => "controller",
+            Self::Controller(_) | Self::NotRunning(_) => "controller",
             Self::Intent(intent) => intent.code(),
             Self::Resolve(_) => "resolve",
             Self::Record(_) => "record",
@@ -172,8 +176,8 @@ impl Desk {
         kind: DeploymentKind,
         name: &Name,
     ) -> Result<Option<(DeploymentDetail, Option<SyncView>)>, DeskError> {
-        let running = self.controller.lock().await;
-        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        let running = self.running().await;
+        let controller = running.as_ref().ok_or_else(|| self.not_running())?;
         let lookup = name.clone();
         let detail = controller
             .read(move |store| deployments::detail(store, kind, &lookup))
@@ -279,8 +283,8 @@ impl Desk {
         name: &Name,
         resolution: Resolution,
     ) -> Result<(), DeskError> {
-        let running = self.controller.lock().await;
-        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        let running = self.running().await;
+        let controller = running.as_ref().ok_or_else(|| self.not_running())?;
         controller
             .resolve_conflict(kind.kind(), name, resolution)
             .await
@@ -427,8 +431,8 @@ impl Desk {
         &self,
         read: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, DeskError> {
-        let running = self.controller.lock().await;
-        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        let running = self.running().await;
+        let controller = running.as_ref().ok_or_else(|| self.not_running())?;
         controller.read(read).await?.map_err(store_error)
     }
 
@@ -436,9 +440,26 @@ impl Desk {
         &self,
         intent: impl FnOnce(&Store) -> Result<T, IntentError> + Send + 'static,
     ) -> Result<T, DeskError> {
-        let running = self.controller.lock().await;
-        let controller = running.as_ref().ok_or(DeskError::SignedOut)?;
+        let running = self.running().await;
+        let controller = running.as_ref().ok_or_else(|| self.not_running())?;
         Ok(controller.read(intent).await??)
+    }
+
+    /// The running controller; if it could not start for someone signed in, it is tried
+    /// again first (a store another process held may be free now).
+    async fn running(&self) -> tokio::sync::MutexGuard<'_, Option<AccountController>> {
+        if self.sessions.agent().is_some() && self.controller_error().is_some() {
+            self.ensure_controller().await;
+        }
+        self.controller.lock().await
+    }
+
+    /// Why there is no controller to ask: nobody signed in, or why it could not start.
+    fn not_running(&self) -> DeskError {
+        match (self.sessions.agent(), self.controller_error()) {
+            (Some(_), Some(why)) => DeskError::NotRunning(why),
+            _ => DeskError::SignedOut,
+        }
     }
 
     /// The sessions of the network.
@@ -452,6 +473,8 @@ impl Desk {
         let view = self.sessions.current().await;
         if matches!(view, SessionView::SignedIn(_)) {
             self.ensure_controller().await;
+        } else {
+            self.stop_controller().await;
         }
         view
     }
@@ -468,11 +491,16 @@ impl Desk {
         if let Some(session) = self.lock_clusters().take() {
             session.stop();
         }
+        self.stop_controller().await;
+        self.sessions.sign_out().await
+    }
+
+    /// Stops the account's controller, if one runs (its store and declarations stay).
+    async fn stop_controller(&self) {
         if let Some(controller) = self.controller.lock().await.take() {
             controller.stop().await;
             let _no_window = self.live.send(LiveEvent::ControllerRunning(false));
         }
-        self.sessions.sign_out().await
     }
 
     /// Why the controller is not running although someone is signed in, if it is not.

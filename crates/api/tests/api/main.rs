@@ -8,6 +8,7 @@ mod conflict;
 mod contracts;
 mod controller;
 mod deployments;
+mod desk;
 mod market;
 mod offline;
 mod session;

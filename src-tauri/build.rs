@@ -10,6 +10,7 @@ const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "deployments",
+    "index_problem",
     "deployment",
     "deployment_record",
     "declare_deployment",

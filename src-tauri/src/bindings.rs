@@ -21,6 +21,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             session::cancel_sign_in,
             session::sign_out,
             deployments::deployments,
+            deployments::index_problem,
             deployments::deployment,
             deployments::deployment_record,
             deployments::declare_deployment,
@@ -43,6 +44,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::IdentityNamed,
             deployments::ControllerActivity,
             deployments::ControllerRunning,
+            deployments::IndexHealthChanged,
             clusters::ClustersChanged,
         ])
 }

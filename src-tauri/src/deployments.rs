@@ -38,6 +38,11 @@ pub struct ControllerActivity(pub ActivityEvent);
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct ControllerRunning(pub bool);
 
+/// Why the index at `self` is not written now (another client's index this version cannot
+/// read), or `null` once it is written again.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct IndexHealthChanged(pub Option<String>);
+
 /// Which kind of deployment a command is about.
 #[derive(Debug, Clone, Copy, Deserialize, Type)]
 pub enum Kind {
@@ -95,6 +100,15 @@ pub async fn deployments(
     desk: tauri::State<'_, Arc<Desk>>,
 ) -> Result<Vec<DeploymentRow>, CommandError> {
     Ok(desk.deployments().await?)
+}
+
+/// Why the index at `self` is not written now, if it is not (shown above the list).
+#[tauri::command]
+#[specta::specta]
+pub async fn index_problem(
+    desk: tauri::State<'_, Arc<Desk>>,
+) -> Result<Option<String>, CommandError> {
+    Ok(desk.index_problem().await)
 }
 
 /// One deployment with its contracts, conditions, record and controller state.
@@ -214,6 +228,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),
                 Ok(LiveEvent::DeploymentsStale) => DeploymentsStale.emit(&app),
                 Ok(LiveEvent::IdentityNamed) => IdentityNamed.emit(&app),
+                Ok(LiveEvent::IndexHealth(problem)) => IndexHealthChanged(problem).emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(
                         missed,

@@ -109,6 +109,9 @@ pub enum LiveEvent {
     /// A DID shown as itself (its resolution took longer than the read could wait) now has
     /// its handle: whoever shows bidders and winners may read again.
     IdentityNamed,
+    /// Why the index at `self` is not written now (another client's index this version
+    /// cannot read), or `None` once it is written again.
+    IndexHealth(Option<String>),
 }
 
 impl AccountController {
@@ -258,10 +261,24 @@ impl AccountController {
             }
         });
         let changes = tokio::spawn(forward_changes(Arc::clone(&self.store), sender.clone()));
+        let mut health = self.engine.index_health();
+        let to_window = sender.clone();
+        let index = tokio::spawn(async move {
+            while health.changed().await.is_ok() {
+                let problem = health.borrow_and_update().clone();
+                let _no_window = to_window.send(LiveEvent::IndexHealth(problem));
+            }
+        });
         self.forwarders
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend([steps, changes]);
+            .extend([steps, changes, index]);
+    }
+
+    /// Why the index at `self` is not written now, if it is not (another client's index this
+    /// version cannot read; the deployments keep syncing meanwhile).
+    pub fn index_problem(&self) -> Option<String> {
+        self.engine.index_health().borrow().clone()
     }
 
     /// Every step of the controller as it happens, for the Activity view.

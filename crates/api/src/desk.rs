@@ -503,6 +503,15 @@ impl Desk {
         }
     }
 
+    /// Why the index at `self` is not written now, if it is not (shown above the list).
+    pub async fn index_problem(&self) -> Option<String> {
+        self.controller
+            .lock()
+            .await
+            .as_ref()
+            .and_then(AccountController::index_problem)
+    }
+
     /// Why the controller is not running although someone is signed in, if it is not.
     pub fn controller_error(&self) -> Option<String> {
         self.controller_error

@@ -67,6 +67,7 @@ pub struct Engine {
     controllers: Vec<Controller>,
     tasks: Vec<JoinHandle<()>>,
     conflicts: Arc<dyn ConflictResolver>,
+    index_health: tokio::sync::watch::Receiver<Option<String>>,
 }
 
 /// The owner's answers to conflicts, over the engine's store and view of the repo.
@@ -191,6 +192,7 @@ impl Engine {
             triggers.clone(),
             config.remote_poll,
         );
+        let index_health = index.health();
         let tasks = vec![
             tokio::spawn(index.run()),
             tokio::spawn(route(store, watch, triggers)),
@@ -200,7 +202,14 @@ impl Engine {
             controllers,
             tasks,
             conflicts,
+            index_health,
         }
+    }
+
+    /// Why the index at `self` is not written now (another client's index this version
+    /// cannot read), as it changes; `None` while it is written.
+    pub fn index_health(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        self.index_health.clone()
     }
 
     /// Applies the owner's answer to the conflict of the deployment `kind`/`name`, then runs

@@ -9,7 +9,10 @@
 //! Invariants: the index is written only with `swapRecord` = the cid last read (absent: create
 //! if absent); a lost race re-reads the index and applies the batch again; an operation's
 //! submitter learns when it is committed (the end of a deployment waits for it before the
-//! object goes); nothing but the index is ever written at `self`.
+//! object goes); nothing but the index is ever written at `self`, and never over a record there
+//! that this version cannot read as an index (`swdesk_core::index::readable`: another
+//! client's, newer or broken): the batch is refused, [`IndexWriter::health`] says why, and the
+//! next batch looks again. Fields this version does not know are kept through every write.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -24,7 +27,7 @@ use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::{RESERVED, Rkey};
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_lexicon::{Infra, Record as _};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, oneshot, watch};
 
 use crate::remote::{RemoteRecord, RemoteView};
 
@@ -115,6 +118,23 @@ pub struct IndexWriter<R> {
     /// The refusals already logged, so a deployment the index has no room for is told once,
     /// not at every write.
     refusals: Mutex<Refusals>,
+    /// Why the index is not written now (`None` while it is).
+    health: watch::Sender<Option<String>>,
+}
+
+/// Why a batch was not written.
+#[derive(Debug)]
+enum Stop {
+    /// The repo failed or refused.
+    Repo(RepoError),
+    /// The record at `self` is no index this version may write over.
+    Unreadable(String),
+}
+
+impl From<RepoError> for Stop {
+    fn from(error: RepoError) -> Self {
+        Self::Repo(error)
+    }
 }
 
 impl<R: RecordRepo + 'static> IndexWriter<R> {
@@ -128,7 +148,13 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             wake: Notify::new(),
             absent_since: Mutex::new(Absences::new()),
             refusals: Mutex::new(Refusals::default()),
+            health: watch::Sender::new(None),
         })
+    }
+
+    /// Why the index at `self` is not written now, as it changes (`None` while it is).
+    pub fn health(&self) -> watch::Receiver<Option<String>> {
+        self.health.subscribe()
     }
 
     /// Queues `op`; the receiver answers once it is committed (or why it could not be).
@@ -155,24 +181,55 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             }
             let ops: Vec<IndexOp> = batch.iter().map(|(op, _)| op.clone()).collect();
             match self.write(&ops).await {
-                Ok(()) => answer(batch, Ok(())),
-                Err(error) if error.is_transient() => {
+                Ok(()) => {
+                    self.health.send_if_modified(|why| why.take().is_some());
+                    answer(batch, Ok(()));
+                }
+                Err(Stop::Repo(error)) if error.is_transient() => {
                     tracing::warn!(%error, "the index could not be written; trying again");
                     self.lock().extend(batch);
                     tokio::time::sleep(RETRY_AFTER).await;
                     self.wake.notify_one();
                 }
-                Err(error) => answer(batch, Err(error.to_string())),
+                Err(Stop::Repo(error)) => answer(batch, Err(error.to_string())),
+                Err(Stop::Unreadable(why)) => self.refuse_unreadable(batch, why),
             }
         }
     }
 
+    /// Tells why the index is not written (once per reason in the log) and answers the
+    /// batch with it: an ended deployment waits and tries again; a live entry is submitted
+    /// again by the deployment's next run.
+    fn refuse_unreadable(&self, batch: Vec<(IndexOp, Waiter)>, why: String) {
+        let why = format!(
+            "{why}. It was written by a newer or broken client, and is not written over: the deployments keep syncing, the index waits until it reads again"
+        );
+        if self.health.send_if_modified(|now| {
+            let changed = now.as_deref() != Some(why.as_str());
+            *now = Some(why.clone());
+            changed
+        }) {
+            tracing::warn!(reason = %why, "the index at self is not written");
+        }
+        answer(batch, Err(why));
+    }
+
     /// Applies `ops` to the index and writes it, re-reading it after a lost race.
-    async fn write(&self, ops: &[IndexOp]) -> Result<(), RepoError> {
+    async fn write(&self, ops: &[IndexOp]) -> Result<(), Stop> {
         for _ in 0..SWAP_ATTEMPTS {
             let current = self.view.record(INDEX_COLLECTION, RESERVED).await?;
-            let absences = self.absences(current.as_ref()).await?;
-            let Some((value, swap)) = self.updated(current.as_ref(), ops, &absences) else {
+            let record = match current.as_ref().map(|c| index_rules::readable(&c.value)) {
+                Some(Err(why)) => {
+                    self.view.invalidate(INDEX_COLLECTION).await;
+                    return Err(Stop::Unreadable(why));
+                }
+                read => read.transpose().unwrap_or_default(),
+            };
+            let absences = self.absences(record.as_ref()).await?;
+            let swap = current
+                .as_ref()
+                .map_or(Swap::Absent, |current| Swap::Cid(current.cid.clone()));
+            let Some(value) = self.updated(record, ops, &absences) else {
                 return Ok(());
             };
             let rkey = Rkey::parse(RESERVED).map_err(|error| RepoError::Invalid {
@@ -190,34 +247,32 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                     return Ok(());
                 }
                 Err(RepoError::SwapMismatch { .. }) => self.view.invalidate(INDEX_COLLECTION).await,
-                Err(error) => return Err(error),
+                Err(error) => return Err(error.into()),
             }
         }
-        Err(RepoError::unavailable(format!(
+        Err(Stop::Repo(RepoError::unavailable(format!(
             "the index kept changing under {SWAP_ATTEMPTS} writes in a row"
-        )))
+        ))))
     }
 
-    /// The index record with `ops` applied and the swap to write it with, or `None` when
+    /// The index record (`record` as read, or a new one) with `ops` applied, or `None` when
     /// nothing changes.
     fn updated(
         &self,
-        current: Option<&RemoteRecord>,
+        record: Option<Infra>,
         ops: &[IndexOp],
         absences: &Absences,
-    ) -> Option<(Value, Swap)> {
+    ) -> Option<Value> {
         let now = self.clock.now();
-        let mut record: Infra = current
-            .and_then(|record| Infra::from_record_value(record.value.clone()).ok())
-            .unwrap_or_else(|| Infra {
-                created_at: now.to_rfc3339(),
-                ..Infra::default()
-            });
+        let mut changed = record.is_none();
+        let mut record = record.unwrap_or_else(|| Infra {
+            created_at: now.to_rfc3339(),
+            ..Infra::default()
+        });
         let mut index = record
             .index
             .take()
             .unwrap_or_else(|| index_rules::empty(now));
-        let mut changed = current.is_none();
         for op in ops {
             let outcome = apply(&mut index, op, absences, now);
             self.tell_refusal(op, outcome.as_ref().err());
@@ -227,18 +282,15 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             return None;
         }
         record.index = Some(index);
-        let value = record.to_record_value().ok()?;
-        let swap = current.map_or(Swap::Absent, |record| Swap::Cid(record.cid.clone()));
-        Some((value, swap))
+        record.to_record_value().ok()
     }
 
     /// Since when each live entry's record is missing from the owner's repo, as far as this
     /// writer has seen (remembered between writes, forgotten once the record is back).
-    async fn absences(&self, current: Option<&RemoteRecord>) -> Result<Absences, RepoError> {
-        let live = current
-            .and_then(|record| Infra::from_record_value(record.value.clone()).ok())
-            .and_then(|record| record.index)
-            .and_then(|index| index.live)
+    async fn absences(&self, record: Option<&Infra>) -> Result<Absences, RepoError> {
+        let live = record
+            .and_then(|record| record.index.as_ref())
+            .and_then(|index| index.live.clone())
             .unwrap_or_default();
         let now = self.clock.now();
         let mut missing = Vec::new();

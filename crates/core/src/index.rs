@@ -3,7 +3,8 @@
 //! compare-and-swap on its cid.
 //!
 //! Operations: [`upsert`] adds or refreshes a live entry, [`end`] moves one to `recentEnded`,
-//! [`prune`] drops entries whose records are gone. Every operation first tidies the index
+//! [`prune`] drops entries whose records are gone; [`readable`] says whether the record at
+//! `self` is an index this version may rewrite at all. Every operation first tidies the index
 //! (below), and sets `updatedAt` to `now` exactly when it changed something, so an unchanged
 //! index is never written again.
 //!
@@ -28,6 +29,7 @@ use std::time::Duration;
 use swdesk_lexicon::computer::socialweb::infra::{
     DeploymentCollection, Index, IndexEnded, IndexEntry, IndexEntryWriter,
 };
+use swdesk_lexicon::{Infra, Record as _};
 use thiserror::Error;
 
 use crate::infra::{DeploymentKind, EndReason};
@@ -331,6 +333,32 @@ pub fn trim_writer(writer: &str) -> &str {
         end -= 1;
     }
     &writer[..end]
+}
+
+/// The record at `self` as an index this version may rewrite, or why it may not: it is of
+/// another `$type`, does not validate against the lexicon, does not read, or holds no
+/// `index`. Such a record is another client's (newer, or broken) and is never written over:
+/// the writer stops and the owner is told. Fields this version does not know are kept by the
+/// record type, so a readable index round-trips whole.
+pub fn readable(record: &serde_json::Value) -> Result<Infra, String> {
+    const COLLECTION: &str = "computer.socialweb.infra";
+    if record.get("$type").and_then(serde_json::Value::as_str) != Some(COLLECTION) {
+        return Err(format!("the record at self is not a {COLLECTION} record"));
+    }
+    let problems = swdesk_lexicon::validate::validate_record(COLLECTION, record);
+    if !problems.is_empty() {
+        let described: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(format!(
+            "the index at self does not validate: {}",
+            described.join("; ")
+        ));
+    }
+    let infra = Infra::from_record_value(record.clone())
+        .map_err(|error| format!("the index at self does not read: {error}"))?;
+    if infra.index.is_none() {
+        return Err("the record at self holds no index".to_owned());
+    }
+    Ok(infra)
 }
 
 /// An empty index, as written the first time (`createRecord`).
@@ -686,6 +714,51 @@ mod tests {
                 let ended_now = history.play(step)?;
                 history.check(&before, ended_now.as_deref())?;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod readable_tests {
+    use serde_json::json;
+
+    use super::readable;
+
+    fn index_record() -> serde_json::Value {
+        json!({
+            "$type": "computer.socialweb.infra",
+            "createdAt": "2026-12-01T00:00:00.000Z",
+            "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": []},
+        })
+    }
+
+    #[test]
+    fn an_index_with_fields_this_version_does_not_know_reads_and_keeps_them() {
+        let mut record = index_record();
+        record["index"]["shards"] = json!(["a", "b"]);
+        record["newerField"] = json!({"x": 1});
+        let infra = readable(&record).unwrap();
+        let back = swdesk_lexicon::Record::to_record_value(&infra).unwrap();
+        assert_eq!(back["index"]["shards"], json!(["a", "b"]));
+        assert_eq!(back["newerField"], json!({"x": 1}));
+    }
+
+    #[test]
+    fn a_record_at_self_that_is_no_index_this_version_reads_is_refused_with_why() {
+        let mut other_type = index_record();
+        other_type["$type"] = json!("computer.socialweb.infraIndexV2");
+        let mut broken = index_record();
+        broken["index"]["live"] = json!("not a list");
+        let mut no_index = index_record();
+        no_index.as_object_mut().unwrap().remove("index");
+        for (record, why) in [
+            (other_type, "is not a computer.socialweb.infra record"),
+            (broken, "does not validate"),
+            (no_index, "holds no index"),
+            (json!("text"), "is not a"),
+        ] {
+            let refused = readable(&record).unwrap_err();
+            assert!(refused.contains(why), "{refused}");
         }
     }
 }

@@ -21,6 +21,8 @@ export const commands = {
 	signOut: () => typedError<null, CommandError>(__TAURI_INVOKE("sign_out")),
 	/**  Every deployment of the signed-in account. */
 	deployments: () => typedError<DeploymentRow_Serialize[], CommandError>(__TAURI_INVOKE("deployments")),
+	/**  Why the index at `self` is not written now, if it is not (shown above the list). */
+	indexProblem: () => typedError<string | null, CommandError>(__TAURI_INVOKE("index_problem")),
 	/**  One deployment with its contracts, conditions, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
@@ -73,6 +75,7 @@ export const events = {
 	deploymentChanged: makeEvent<DeploymentChanged_Serialize, DeploymentChanged_Deserialize>("deployment-changed"),
 	deploymentsStale: makeEvent<DeploymentsStale, DeploymentsStale>("deployments-stale"),
 	identityNamed: makeEvent<IdentityNamed, IdentityNamed>("identity-named"),
+	indexHealthChanged: makeEvent<IndexHealthChanged_Serialize, IndexHealthChanged_Deserialize>("index-health-changed"),
 };
 
 /* Types */
@@ -726,6 +729,24 @@ export type GuestEventView_Serialize = {
 
 /**  A bidder or winner shown by its DID now has its handle: an open deployment reads again. */
 export type IdentityNamed = null;
+
+/**
+ *  Why the index at `self` is not written now (another client's index this version cannot
+ *  read), or `null` once it is written again.
+ */
+export type IndexHealthChanged = IndexHealthChanged_Serialize | IndexHealthChanged_Deserialize;
+
+/**
+ *  Why the index at `self` is not written now (another client's index this version cannot
+ *  read), or `null` once it is written again.
+ */
+export type IndexHealthChanged_Deserialize = string | null;
+
+/**
+ *  Why the index at `self` is not written now (another client's index this version cannot
+ *  read), or `null` once it is written again.
+ */
+export type IndexHealthChanged_Serialize = string | null;
 
 /**  A Job as the window follows it. */
 export type JobView = {

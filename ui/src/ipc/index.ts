@@ -116,6 +116,17 @@ export async function deployments(): Promise<DeploymentRow[]> {
   return unwrap(await commands.deployments());
 }
 
+/** Why the index at `self` is not written now (another client's index this version cannot
+ * read), or null while it is. */
+export async function indexProblem(): Promise<string | null> {
+  return unwrap(await commands.indexProblem());
+}
+
+/** Calls `handle` when the index at `self` stops or starts being written again. */
+export async function onIndexHealthChanged(handle: (problem: string | null) => void): Promise<() => void> {
+  return events.indexHealthChanged.listen((event) => handle(event.payload));
+}
+
 /** One deployment with its contracts, record and controller state, or null when gone. */
 export async function deployment(kind: Kind, name: string): Promise<DeploymentView | null> {
   return unwrap(await commands.deployment(kind, name));

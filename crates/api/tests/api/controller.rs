@@ -320,3 +320,43 @@ async fn one_store_runs_one_controller_and_a_second_is_told_who_holds_it() {
         .await;
     signed.sign_out().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_a_newer_client_wrote_is_kept_and_the_owner_told_while_deployments_sync() {
+    let (pds, network, store) = network("newer-index").await;
+    let pds_url = &pds.info().pds_url;
+    let account = pds.create_account("newerindex").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let newer = serde_json::json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": {"shards": 2}},
+    });
+    PdsRepo::new(agent.clone(), resolver.clone())
+        .put(INFRA, &Rkey::parse("self").unwrap(), &newer, Swap::Any)
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let controller = AccountController::start(data.path(), agent, resolver, quick_engine())
+        .await
+        .unwrap();
+    create_infra(&controller, "web", "web v1");
+    let told = eventually("the owner is told why the index waits", async || {
+        controller.index_problem()
+    })
+    .await;
+    assert!(told.contains("newer or broken client"), "{told}");
+    let web = public_record(pds_url, &account.did, "web").await;
+    assert_eq!(
+        web.unwrap()["description"],
+        "web v1",
+        "the deployment syncs"
+    );
+    assert_eq!(
+        public_record(pds_url, &account.did, "self").await,
+        Some(newer),
+        "the newer client's index is not written over"
+    );
+    controller.stop().await;
+    signed.sign_out().await.unwrap();
+}

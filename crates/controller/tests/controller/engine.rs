@@ -111,3 +111,63 @@ async fn an_edit_made_elsewhere_is_pulled_by_the_poll_long_before_the_resync() {
     .await;
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_never_written_over() {
+    let world = World::new();
+    let newer = serde_json::json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {
+            "updatedAt": "2026-12-01T00:00:00.000Z",
+            "live": {"shards": ["self-1", "self-2"]},
+        },
+    });
+    world
+        .repo
+        .write_directly(OWNER, INFRA, "self", newer.clone());
+    let engine = start(&world, EngineConfig::default());
+    let mut health = engine.index_health();
+    declare(&world, "web", "hello");
+    eventually("the deployment is published all the same", || {
+        world.repo.value(OWNER, INFRA, "web").is_some()
+    })
+    .await;
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        health.wait_for(|why| why.is_some()),
+    )
+    .await
+    .expect("the index's health tells why it is not written")
+    .unwrap();
+    let why = health.borrow().clone().unwrap();
+    assert!(
+        why.contains("does not validate") && why.contains("newer or broken client"),
+        "{why}"
+    );
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "self"),
+        Some(newer),
+        "the other client's index is untouched"
+    );
+
+    let fixed = serde_json::json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": [], "shards": 2},
+    });
+    world.repo.write_directly(OWNER, INFRA, "self", fixed);
+    declare(&world, "api", "second");
+    eventually("the index is written again once it reads", || {
+        world.repo.value(OWNER, INFRA, "self").is_some_and(|index| {
+            index["index"]["live"]
+                .as_array()
+                .is_some_and(|live| live.iter().any(|entry| entry["rkey"] == "api"))
+        })
+    })
+    .await;
+    let index = world.repo.value(OWNER, INFRA, "self").unwrap();
+    assert_eq!(index["index"]["shards"], 2, "its unknown fields are kept");
+    assert_eq!(*health.borrow(), None);
+    engine.shutdown(Duration::from_secs(2)).await;
+}

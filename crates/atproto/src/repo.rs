@@ -201,8 +201,12 @@ fn written(answer: &Value) -> Result<Written, RepoError> {
 /// repo's refusal.
 fn repo_error(error: XrpcError) -> RepoError {
     if let Fault::Transient { retry_after } = error.fault() {
+        let message = match &error {
+            XrpcError::Server { status, .. } => format!("HTTP {status}: {error}"),
+            _ => error.to_string(),
+        };
         return RepoError::Unavailable {
-            message: error.to_string(),
+            message,
             retry_after,
         };
     }

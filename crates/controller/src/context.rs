@@ -6,7 +6,6 @@
 //! Activity view can tell "waiting for the network" from "something is wrong here".
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use swdesk_core::name::Name;
 use swdesk_core::repo::{RecordRepo, RepoError};
@@ -39,17 +38,11 @@ impl ReconcileError {
     /// When to try again after the `attempt`-th consecutive failure: core's retry rule, the
     /// runtime's default backoff, or the repo's own `Retry-After` when it asked for longer.
     pub fn retry(&self, attempt: u32) -> Action {
-        let ours = Backoff::DEFAULT.delay(attempt);
-        let theirs = match self {
-            Self::Repo(error) => match error.fault() {
-                Fault::Transient {
-                    retry_after: Some(wait),
-                } => wait,
-                _ => Duration::ZERO,
-            },
-            _ => Duration::ZERO,
+        let fault = match self {
+            Self::Repo(error) => error.fault(),
+            _ => Fault::Permanent,
         };
-        Action::RequeueAfter(ours.max(theirs))
+        Action::RequeueAfter(fault.delay(&Backoff::DEFAULT, attempt))
     }
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::infra::DeploymentKind;
 use crate::object::Object;
+use crate::retry::{Backoff, Fault};
 use crate::rkey::Rkey;
 use crate::timestamp::Timestamp;
 
@@ -58,6 +59,45 @@ pub struct AtprotoRecordStatus {
     /// The last write's error, if it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When a write that failed for now (the repo unreachable, busy or failing) may be tried
+    /// again; kept in the status so neither this object's own status write nor a restart
+    /// makes the write come back sooner than the repo asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<WriteRetry>,
+}
+
+/// The schedule of a write that failed for now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteRetry {
+    /// The cid of the value whose write failed: a new value is tried at once.
+    pub cid: String,
+    /// Consecutive failures of that write.
+    pub failures: u32,
+    /// Not before then.
+    pub at: Timestamp,
+}
+
+impl WriteRetry {
+    /// The schedule after the write of `cid` failed for now with `fault` at `now`: core's
+    /// retry rule (the default backoff, or the repo's `Retry-After` when longer), counted on
+    /// from `before` when it was about the same value.
+    pub fn after(before: Option<&Self>, cid: &str, fault: Fault, now: Timestamp) -> Self {
+        let failures = before
+            .filter(|before| before.cid == cid)
+            .map_or(1, |before| before.failures.saturating_add(1));
+        let wait = fault.delay(&Backoff::DEFAULT, failures);
+        Self {
+            cid: cid.to_owned(),
+            failures,
+            at: now.saturating_add(wait),
+        }
+    }
+
+    /// How long the write of `cid` must still wait at `now`, if at all.
+    pub fn wait_for(&self, cid: &str, now: Timestamp) -> Option<std::time::Duration> {
+        (self.cid == cid && now < self.at).then(|| self.at.since(now))
+    }
 }
 
 /// An AtprotoRecord object.

@@ -92,6 +92,19 @@ impl Fault {
         matches!(self, Self::Transient { .. })
     }
 
+    /// The controller's own wait before the `attempt`-th retry, without jitter (one app
+    /// retrying its own objects): the backoff's delay, or the server's `Retry-After` when
+    /// longer.
+    pub fn delay(self, backoff: &Backoff, attempt: u32) -> Duration {
+        let ours = backoff.delay(attempt);
+        match self {
+            Self::Transient {
+                retry_after: Some(theirs),
+            } => theirs.max(ours),
+            _ => ours,
+        }
+    }
+
     /// How long to wait before the `attempt`-th retry: the backoff's jittered delay, or the
     /// server's `Retry-After` when that is longer. `None` for a permanent fault.
     pub fn wait(self, backoff: &Backoff, attempt: u32, roll: u64) -> Option<Duration> {
@@ -217,6 +230,12 @@ mod tests {
             late,
             Some(Duration::from_secs(150)),
             "the backoff wins when longer"
+        );
+        assert_eq!(busy.delay(&Backoff::DEFAULT, 1), Duration::from_secs(40));
+        assert_eq!(busy.delay(&Backoff::DEFAULT, 10), Duration::from_secs(300));
+        assert_eq!(
+            Fault::Permanent.delay(&Backoff::DEFAULT, 2),
+            Duration::from_secs(2)
         );
         assert_eq!(Fault::of_status(404, Some("40"), now), Fault::Permanent);
         assert_eq!(Fault::Permanent.wait(&Backoff::DEFAULT, 1, 0), None);

@@ -2,7 +2,8 @@
 // for the tests and for `cargo xtask run`. Plainly a local sandbox: every key and password here
 // is made up on this machine and never leaves it.
 //
-// Usage: node pds.mjs [--data <dir>] [--pds-port N] [--plc-port N] [--account handle:password]...
+// Usage: node pds.mjs [--data <dir>] [--pds-port N] [--plc-port N] [--listen-port N]
+//                     [--account handle:password]...
 //
 // Without --data the sandbox is throwaway: free ports, a temporary data directory removed at
 // exit (the tests). With --data it persists in <dir>: its secrets, the PDS's repos and the
@@ -32,7 +33,7 @@ import * as plc from "@did-plc/server";
 const PLC_SAVE_INTERVAL_MS = 2000;
 
 function parseArgs(argv) {
-  const options = { accounts: [], data: null, pdsPort: null, plcPort: null };
+  const options = { accounts: [], data: null, pdsPort: null, plcPort: null, listenPort: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} wants a value`);
@@ -51,6 +52,9 @@ function parseArgs(argv) {
         break;
       case "--plc-port":
         options.plcPort = Number(value);
+        break;
+      case "--listen-port":
+        options.listenPort = Number(value);
         break;
       default:
         throw new Error(`unknown argument ${flag}`);
@@ -108,7 +112,10 @@ async function startPlc(port, opsFile) {
   return { server, save, url: `http://localhost:${port}`, count: () => Object.values(db.contents).reduce((sum, ops) => sum + ops.length, 0) };
 }
 
-async function startPds(config, plcUrl, dataDirectory) {
+/** The PDS, named by `http://localhost:<pdsPort>` (its public URL, in every DID document and
+ * DPoP proof) and listening there, or on `listenPort` when a test puts a fault-injecting
+ * proxy on the public port in front of it. `internal` is where the harness itself calls it. */
+async function startPds(config, plcUrl, dataDirectory, listenPort) {
   const env = {
     devMode: true,
     port: config.pdsPort,
@@ -125,9 +132,12 @@ async function startPds(config, plcUrl, dataDirectory) {
     adminPassword: config.adminPassword,
     plcRotationKeyK256PrivateKeyHex: config.rotationKeyHex,
   };
-  const server = await pds.PDS.create(pds.envToCfg(env), pds.envToSecrets(env));
+  const cfg = pds.envToCfg(env);
+  if (listenPort) cfg.service.port = listenPort;
+  const server = await pds.PDS.create(cfg, pds.envToSecrets(env));
   await server.start();
-  return { server, url: `http://localhost:${config.pdsPort}` };
+  const internal = `http://localhost:${listenPort ?? config.pdsPort}`;
+  return { server, url: `http://localhost:${config.pdsPort}`, internal };
 }
 
 /** The account, created unless it already exists (a persistent sandbox's second start). */
@@ -171,9 +181,9 @@ async function main() {
     const config = await settings({ ...options, data: persistent ? dataDirectory : null });
     const opsFile = persistent ? join(dataDirectory, "plc-ops.json") : null;
     plcServer = await startPlc(config.plcPort, opsFile);
-    pdsServer = await startPds(config, plcServer.url, join(dataDirectory, "pds"));
+    pdsServer = await startPds(config, plcServer.url, join(dataDirectory, "pds"), options.listenPort);
     const accounts = [];
-    for (const account of options.accounts) accounts.push(await ensureAccount(pdsServer.url, account));
+    for (const account of options.accounts) accounts.push(await ensureAccount(pdsServer.internal, account));
     if (persistent) {
       await plcServer.save();
       let saved = plcServer.count();

@@ -2,15 +2,18 @@
 //! atproto PDS ([`pds`]): a real `@atproto/pds` with an in-memory PLC directory, run by the
 //! Node harness in `crates/devnet/pds/`, and [`authorize`]: a person at its authorization page,
 //! played by Chromium; [`market_peer`]: the public compute market's own dispatcher and bidder;
-//! [`canary`]: a listener counting the connections a hostile peer failed to make. Tests and
+//! [`canary`]: a listener counting the connections a hostile peer failed to make;
+//! [`fault_proxy`]: a proxy on the PDS's public port injecting 429s and 5xx on a schedule. Tests and
 //! `cargo xtask run` use them; nothing here is a stub: records written to it are real records in
 //! a real repo, and sign-in goes through its real OAuth pages.
 
 pub mod authorize;
 pub mod canary;
+pub mod fault_proxy;
 pub mod market_peer;
 pub mod pds;
 
 pub use authorize::{Decision, authorize};
+pub use fault_proxy::{Fault, FaultProxy};
 pub use market_peer::{MarketPeerError, PublicMarketPeer};
 pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};

@@ -137,6 +137,25 @@ impl SandboxPds {
         storage: &Storage,
         accounts: &[(&str, &str)],
     ) -> Result<Self, SandboxPdsError> {
+        Self::spawn(storage, None, accounts).await
+    }
+
+    /// Starts a persistent PDS that keeps its public URL (`storage`'s PDS port, named in DID
+    /// documents and DPoP proofs) but listens on `listen_port`, so a
+    /// [`crate::FaultProxy`] can stand on the public port in front of it.
+    pub async fn start_listening_on(
+        storage: &Storage,
+        listen_port: u16,
+        accounts: &[(&str, &str)],
+    ) -> Result<Self, SandboxPdsError> {
+        Self::spawn(storage, Some(listen_port), accounts).await
+    }
+
+    async fn spawn(
+        storage: &Storage,
+        listen_port: Option<u16>,
+        accounts: &[(&str, &str)],
+    ) -> Result<Self, SandboxPdsError> {
         let dir = Self::harness_dir();
         let mut command = Command::new("node");
         command
@@ -158,6 +177,9 @@ impl SandboxPds {
                 "--plc-port",
                 &plc_port.to_string(),
             ]);
+        }
+        if let Some(port) = listen_port {
+            command.args(["--listen-port", &port.to_string()]);
         }
         for (handle, password) in accounts {
             command.arg("--account").arg(format!("{handle}:{password}"));

@@ -9,6 +9,7 @@ mod contracts;
 mod controller;
 mod deployments;
 mod desk;
+mod faults;
 mod market;
 mod offline;
 mod session;

@@ -11,45 +11,18 @@ use swdesk_api::activity::Activity;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_controller::kinds::deployment::{OFFLINE, SYNCED, WAITING_TO_SYNC};
+use swdesk_controller::kinds::deployment::{OFFLINE, WAITING_TO_SYNC};
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::name::Name;
 use swdesk_core::object::ConditionStatus;
 use swdesk_core::repo::counted::Counted;
-use swdesk_devnet::{SandboxPds, Storage};
+use swdesk_devnet::SandboxPds;
 
-use crate::session::{network_of, sessions, signed_in};
+use crate::session::{NoBrowser, network_of, sessions, signed_in};
 use crate::support::{
     create_infra, delete_infra, edit_infra, eventually, index_rkeys, infra, public_record,
-    public_rkeys, quick_engine,
+    public_rkeys, quick_engine, sandbox_kept_in, sync_state,
 };
-
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// A sandbox PDS whose data is kept in `dir`, so it can be stopped and started again.
-async fn sandbox_kept_in(dir: &std::path::Path) -> (Storage, SandboxPds) {
-    let storage = Storage::Persistent {
-        dir: dir.join("sandbox"),
-        pds_port: free_port(),
-        plc_port: free_port(),
-    };
-    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
-    (storage, pds)
-}
-
-/// The `Synced` condition of the Infra `name`: its truth, reason and message.
-fn sync_state(
-    controller: &AccountController,
-    name: &str,
-) -> Option<(ConditionStatus, String, String)> {
-    let object = infra(controller.store(), name)?;
-    let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
-    Some((synced.status, synced.reason.clone(), synced.message.clone()))
-}
 
 /// Whether the Infra `name` says it waits for the repo.
 fn waits_to_sync(controller: &AccountController, name: &str) -> bool {
@@ -222,14 +195,4 @@ async fn a_start_offline_with_an_expired_token_keeps_the_session_and_syncs_once_
     );
     assert!(matches!(offline.current().await, SessionView::SignedIn(_)));
     offline.sign_out().await.unwrap();
-}
-
-/// A browser the test never expects to be opened.
-#[derive(Debug)]
-struct NoBrowser;
-
-impl swdesk_atproto::Browser for NoBrowser {
-    fn open(&self, url: &url::Url) -> Result<(), String> {
-        panic!("no browser page was expected, {url} was opened")
-    }
 }

@@ -49,6 +49,16 @@ pub fn sessions(
     Sessions::with_store(network.clone(), browser, Ok(store.clone()))
 }
 
+/// A browser the test never expects to be opened (a restored session needs none).
+#[derive(Debug)]
+pub struct NoBrowser;
+
+impl Browser for NoBrowser {
+    fn open(&self, url: &Url) -> Result<(), String> {
+        panic!("no browser page was expected, {url} was opened")
+    }
+}
+
 /// A browser the owner never finishes in.
 #[derive(Debug, Default)]
 struct Abandoned(Mutex<usize>);

@@ -6,12 +6,13 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_api::controller::AccountController;
 use swdesk_controller::EngineConfig;
-use swdesk_controller::kinds::deployment::random_uid;
+use swdesk_controller::kinds::deployment::{SYNCED, random_uid};
 use swdesk_controller::runtime::ControllerConfig;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
+use swdesk_core::object::{ConditionStatus, Metadata, Object};
 use swdesk_core::timestamp::Clock;
+use swdesk_devnet::{SandboxPds, Storage};
 use swdesk_store::{ObjectOf, Store, StoreError};
 
 pub const INFRA: &str = "computer.socialweb.infra";
@@ -129,4 +130,36 @@ pub fn edit_infra(store: &Store, name: &str, edit: impl Fn(&mut InfraSpec)) {
             result => return drop(result.unwrap()),
         }
     }
+}
+
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// A sandbox PDS whose data is kept in `dir`, so it can be stopped and started again.
+pub async fn sandbox_kept_in(dir: &std::path::Path) -> (Storage, SandboxPds) {
+    let storage = kept_storage(dir);
+    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
+    (storage, pds)
+}
+
+/// Where a sandbox kept in `dir` lives, on free ports.
+pub fn kept_storage(dir: &std::path::Path) -> Storage {
+    Storage::Persistent {
+        dir: dir.join("sandbox"),
+        pds_port: free_port(),
+        plc_port: free_port(),
+    }
+}
+
+/// The `Synced` condition of the Infra `name`: its truth, reason and message.
+pub fn sync_state(
+    controller: &AccountController,
+    name: &str,
+) -> Option<(ConditionStatus, String, String)> {
+    let object = infra(controller.store(), name)?;
+    let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
+    Some((synced.status, synced.reason.clone(), synced.message.clone()))
 }

@@ -10,13 +10,18 @@
 //! is `spec.value` the cid is adopted without a write; if not, nothing is overwritten, the
 //! status says so, and the owning deployment decides (pull, or show the conflict).
 //!
+//! A write that fails for now (core's retry rule) keeps its schedule in the status
+//! (`retry`: not before the default backoff, or the repo's `Retry-After` when longer), so the
+//! object's own status write, a trigger or a restart never brings it back sooner; a new value
+//! is tried at once.
+//!
 //! Invariants: a write never passes over a record this object did not write last; deleting
 //! the object removes the repo record only under `Delete` and never for a deployment
 //! collection ([`swdesk_core::record::deletes_from_repo`]); every outcome of a write is in the
 //! status (`uri`, `cid`, `lastWriteAt`, `error`).
 
 use swdesk_core::object::Kind;
-use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, deletes_from_repo};
+use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, WriteRetry, deletes_from_repo};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::uri::RecordUri;
 
@@ -45,6 +50,15 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         let wanted = local_cid(&object.spec)?;
         if object.status.cid.as_deref() == Some(wanted.as_str()) && object.status.error.is_none() {
             return Ok(Action::AwaitChange);
+        }
+        let now = self.context.now();
+        if let Some(wait) = object
+            .status
+            .retry
+            .as_ref()
+            .and_then(|r| r.wait_for(&wanted, now))
+        {
+            return Ok(Action::RequeueAfter(wait));
         }
         let spec = &object.spec;
         if spec.swap.as_deref() == Some(wanted.as_str()) {
@@ -82,11 +96,18 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
                     ),
                     None => "the record is gone from the repo; nothing was written".to_owned(),
                 };
-                self.record_error(object, message).await?;
+                self.record_error(object, message, None).await?;
                 Ok(Action::AwaitChange)
             }
             Err(error) => {
-                self.record_error(object, error.to_string()).await?;
+                let retry = error.is_transient().then(|| {
+                    WriteRetry::after(object.status.retry.as_ref(), &wanted, error.fault(), now)
+                });
+                let message = match &retry {
+                    Some(retry) => format!("{error}; retry in {} s", retry.at.since(now).as_secs()),
+                    None => error.to_string(),
+                };
+                self.record_error(object, message, retry).await?;
                 Err(error.into())
             }
         }
@@ -129,16 +150,21 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         Ok(Action::AwaitChange)
     }
 
+    /// Records why the last write failed and, when it failed for now, when it may be tried
+    /// again.
     async fn record_error(
         &self,
         object: &AtprotoRecordObject,
         message: String,
+        retry: Option<WriteRetry>,
     ) -> Result<(), ReconcileError> {
-        if object.status.error.as_deref() == Some(message.as_str()) {
+        if object.status.error.as_deref() == Some(message.as_str()) && object.status.retry == retry
+        {
             return Ok(());
         }
         let mut updated = object.clone();
         updated.status.error = Some(message);
+        updated.status.retry = retry;
         self.context
             .store(move |store| store.update_status::<AtprotoRecordSpec>(&updated))
             .await?;
@@ -197,6 +223,7 @@ impl Written {
         object.status.cid = Some(self.cid.clone());
         object.status.last_write_at = Some(self.at);
         object.status.error = None;
+        object.status.retry = None;
         object
     }
 }

@@ -193,10 +193,26 @@ async fn an_unreachable_repo_fails_the_run_and_a_later_run_catches_up() {
             .contains("offline")
     );
 
+    let failed = get(&world, "web").unwrap();
+    assert_eq!(failed.status.retry.as_ref().map(|r| r.failures), Some(1));
+    assert!(failed.status.error.unwrap().ends_with("retry in 1 s"));
+
     world.repo.set_offline(false);
+    let calls = world.repo.calls();
+    let early = reconcile(&world, "web").await.unwrap();
+    assert_eq!(
+        early,
+        Action::RequeueAfter(std::time::Duration::from_secs(1))
+    );
+    assert_eq!(
+        world.repo.calls(),
+        calls,
+        "not tried again before it is due"
+    );
+    world.clock.advance_seconds(1);
     reconcile(&world, "web").await.unwrap();
     let after = get(&world, "web").unwrap();
-    assert_eq!(after.status.error, None);
+    assert_eq!((after.status.error, after.status.retry), (None, None));
     assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("first")));
 }
 

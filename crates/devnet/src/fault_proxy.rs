@@ -1,0 +1,223 @@
+//! A loopback HTTP proxy that stands on the sandbox PDS's public port, in front of the real
+//! PDS (started with [`crate::SandboxPds::start_listening_on`]), and injects faults on a
+//! schedule: the next N requests to a path answer a status (429 with `Retry-After`, 503, ...)
+//! instead of reaching the PDS. Every other request is forwarded as it came (method, path,
+//! headers, body; redirects are passed back, not followed), so OAuth, DPoP proofs (which name
+//! the public URL) and records work as against the PDS itself.
+//!
+//! Test support, plainly: the PDS behind it is real; only the faults are made up here. It
+//! counts what it forwarded and what it injected, with the time of each request, so a test
+//! can check that a client waited as long as it was asked to.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+
+/// The largest request body forwarded.
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Faults to inject: the next `times` requests whose path starts with `path` answer `status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The path prefix (`/xrpc/com.atproto.repo.putRecord`, `/oauth/token`).
+    pub path: String,
+    /// The status answered instead.
+    pub status: u16,
+    /// The `Retry-After` header sent with it, if any.
+    pub retry_after: Option<String>,
+    /// How many requests it answers.
+    pub times: usize,
+}
+
+/// One request the proxy saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// Its path.
+    pub path: String,
+    /// When it arrived.
+    pub at: Instant,
+    /// The status injected, or `None` when it was forwarded.
+    pub injected: Option<u16>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    upstream: String,
+    http: reqwest::Client,
+    faults: Mutex<Vec<Fault>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+/// The running proxy; it stops when dropped.
+#[derive(Debug)]
+pub struct FaultProxy {
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FaultProxy {
+    /// Listens on `127.0.0.1:<public_port>` and forwards to `http://localhost:<upstream_port>`.
+    pub async fn start(public_port: u16, upstream_port: u16) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", public_port)).await?;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .build()
+            .map_err(std::io::Error::other)?;
+        let shared = Arc::new(Shared {
+            upstream: format!("http://localhost:{upstream_port}"),
+            http,
+            faults: Mutex::new(Vec::new()),
+            seen: Mutex::new(Vec::new()),
+        });
+        let app = axum::Router::new()
+            .fallback(forward)
+            .with_state(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            let _stopped = axum::serve(listener, app).await;
+        });
+        Ok(Self { shared, task })
+    }
+
+    /// Schedules `fault` (after those already scheduled for the same path).
+    pub fn inject(&self, fault: Fault) {
+        lock(&self.shared.faults).push(fault);
+    }
+
+    /// Every request seen so far whose path starts with `path`, in arrival order.
+    pub fn seen(&self, path: &str) -> Vec<Seen> {
+        lock(&self.shared.seen)
+            .iter()
+            .filter(|seen| seen.path.starts_with(path))
+            .cloned()
+            .collect()
+    }
+
+    /// How many faults were injected so far.
+    pub fn injected(&self) -> usize {
+        lock(&self.shared.seen)
+            .iter()
+            .filter(|seen| seen.injected.is_some())
+            .count()
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let path = request.uri().path().to_owned();
+    let fault = take_fault(&shared, &path);
+    lock(&shared.seen).push(Seen {
+        path: path.clone(),
+        at: Instant::now(),
+        injected: fault.as_ref().map(|fault| fault.status),
+    });
+    match fault {
+        Some(fault) => injected(&fault),
+        None => upstream(&shared, request)
+            .await
+            .unwrap_or_else(|why| status(StatusCode::BAD_GATEWAY, why)),
+    }
+}
+
+/// The fault that answers a request to `path` now, counted down.
+fn take_fault(shared: &Shared, path: &str) -> Option<Fault> {
+    let mut faults = lock(&shared.faults);
+    let index = faults
+        .iter()
+        .position(|fault| path.starts_with(&fault.path) && fault.times > 0)?;
+    let fault = faults.get_mut(index)?;
+    fault.times -= 1;
+    let answered = fault.clone();
+    if fault.times == 0 {
+        faults.remove(index);
+    }
+    Some(answered)
+}
+
+fn injected(fault: &Fault) -> Response {
+    let code = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let body =
+        serde_json::json!({"error": "InjectedFault", "message": "a fault the test injected"});
+    let mut response = status(code, body.to_string());
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(wait) = fault.retry_after.as_deref().and_then(|w| w.parse().ok()) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::RETRY_AFTER, wait);
+    }
+    response
+}
+
+async fn upstream(shared: &Shared, request: Request) -> Result<Response, String> {
+    let (parts, body) = request.into_parts();
+    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let body = axum::body::to_bytes(body, BODY_LIMIT)
+        .await
+        .map_err(|error| error.to_string())?;
+    let mut headers = parts.headers;
+    headers.remove(axum::http::header::HOST);
+    let answer = shared
+        .http
+        .request(parts.method, format!("{}{path_and_query}", shared.upstream))
+        .headers(headers)
+        .body(body)
+        .send()
+        .await
+        .map_err(|error| error.to_string())?;
+    let code = answer.status();
+    let headers = answer.headers().clone();
+    let bytes: Bytes = answer.bytes().await.map_err(|error| error.to_string())?;
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = code;
+    copy_headers(&headers, response.headers_mut());
+    Ok(response)
+}
+
+/// The answer's headers but those that describe the hop, not the content.
+fn copy_headers(from: &HeaderMap, to: &mut HeaderMap) {
+    const HOP: [&str; 4] = [
+        "connection",
+        "transfer-encoding",
+        "keep-alive",
+        "content-length",
+    ];
+    for (name, value) in from {
+        if !HOP.contains(&name.as_str()) {
+            to.append(HeaderName::clone(name), value.clone());
+        }
+    }
+}
+
+fn status(code: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = code;
+    response
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The time between consecutive requests in `seen`.
+pub fn gaps(seen: &[Seen]) -> Vec<Duration> {
+    seen.windows(2)
+        .filter_map(|pair| match pair {
+            [first, second] => Some(second.at.duration_since(first.at)),
+            _ => None,
+        })
+        .collect()
+}

@@ -18,6 +18,7 @@ pub mod jwt;
 pub mod kubeconfig;
 pub mod oauth_metadata;
 pub mod peer_text;
+pub mod record_proof;
 pub mod records;
 pub mod syntax;
 pub mod xrpc_answer;

@@ -6,7 +6,8 @@
 //!
 //! Invariants:
 //! - an error answer's name is its `error` string, else the HTTP status; the error's text names the
-//!   method and that name;
+//!   method and that name; it is transient exactly when its status is (core's retry rule), and the
+//!   `Retry-After` it keeps (the input's first line as the header) is at most the cap;
 //! - `ErrorName::parse` keeps an unknown name as written, and a method's `Error` prints back the
 //!   name it was made from;
 //! - a body its lexicon accepts reads into the generated type; a body that reads is written and
@@ -16,6 +17,7 @@ use reqwest::StatusCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use swdesk_core::retry::{Fault, MAX_RETRY_AFTER, transient_status};
 use swdesk_atproto::xrpc::XrpcError;
 use swdesk_gateway::ErrorName;
 use swdesk_lexicon::com::publicdomainrelay::temp::{cluster, market};
@@ -49,19 +51,36 @@ pub fn check(data: &[u8]) {
     // What `swdesk_net::read_error` gives for a body that is not JSON.
     let body = crate::json(data).unwrap_or(Value::Null);
     let status = STATUSES[data.len() % STATUSES.len()];
-    error_answer(&body, status);
+    error_answer(&body, status, retry_after_header(data));
     let name = body.get("error").and_then(Value::as_str);
     for method in METHODS {
         method(&body, name);
     }
 }
 
-fn error_answer(body: &Value, status: u16) {
+/// The first line of the input as a `Retry-After` header, when it is a valid header value.
+fn retry_after_header(data: &[u8]) -> reqwest::header::HeaderMap {
+    let line = data.split(|byte| *byte == b'\n').next().unwrap_or_default();
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Ok(value) = reqwest::header::HeaderValue::from_bytes(&line[..line.len().min(64)]) {
+        headers.insert(reqwest::header::RETRY_AFTER, value);
+    }
+    headers
+}
+
+fn error_answer(body: &Value, status: u16, headers: reqwest::header::HeaderMap) {
     let Ok(status) = StatusCode::from_u16(status) else {
         return;
     };
     let nsid = "com.atproto.repo.putRecord";
-    let error = XrpcError::from_answer(nsid, status, body);
+    let error = XrpcError::from_answer(nsid, status, &headers, body);
+    match error.fault() {
+        Fault::Transient { retry_after } => {
+            assert!(transient_status(status.as_u16()), "{status} is transient");
+            assert!(retry_after.is_none_or(|wait| wait <= MAX_RETRY_AFTER));
+        }
+        Fault::Permanent => assert!(!transient_status(status.as_u16()), "{status}"),
+    }
     let expected = body["error"]
         .as_str()
         .map_or_else(|| status.to_string(), str::to_owned);

@@ -6,6 +6,7 @@
 //! - [`oauth`]: sign-in for a native app (PAR + PKCE + DPoP, loopback redirect, scopes);
 //! - [`keychain`]: the session in the OS keychain, and nowhere else;
 //! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
+//! - [`proof`]: `sync.getRecord` proofs checked (block hashes, the signed commit, the tree path);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
 //! - [`retry`]: core's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
 //! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
@@ -22,6 +23,7 @@ pub mod identity;
 pub mod jwt;
 pub mod keychain;
 pub mod oauth;
+pub mod proof;
 pub mod repo;
 pub mod retry;
 pub mod service_auth;

@@ -6,12 +6,17 @@
 //! PDS refuses (`InvalidSwap`) is read back so the error carries the cid that is there now.
 
 use serde_json::{Value, json};
-use swdesk_core::repo::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use swdesk_core::repo::{
+    ProvenRecord, Provenance, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written,
+};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::uri::RecordUri;
+use swdesk_net::{BodyError, Limit, Outbound, read_bytes, read_error};
+use url::Url;
 
 use crate::agent::Agent;
 use crate::identity::Resolver;
+use crate::proof;
 use crate::retry::Fault;
 use crate::xrpc::{XrpcError, XrpcRequest, call_public};
 
@@ -87,6 +92,44 @@ impl RecordRepo for PdsRepo {
             Err(RepoError::Other { error, .. }) if error == "RecordNotFound" => Ok(None),
             Err(error) => Err(error),
         }
+    }
+
+    async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
+        let identity = self
+            .resolver
+            .resolve_did(uri.authority())
+            .await
+            .map_err(|error| RepoError::unavailable(error.to_string()))?;
+        let rkey = uri.rkey().to_string();
+        let answer = fetch_proof(self.resolver.http(), &identity.pds, uri).await?;
+        let ProofAnswer::Car(car) = answer else {
+            let ProofAnswer::NotServed(why) = answer else {
+                return Ok(None);
+            };
+            let record = self.get(uri).await?;
+            return Ok(record.map(|record| ProvenRecord {
+                record,
+                provenance: Provenance::Unproven { why },
+            }));
+        };
+        let proven = proof::verify_record(
+            &car,
+            uri.authority(),
+            &identity.signing_key,
+            uri.collection(),
+            &rkey,
+        )
+        .map_err(|error| RepoError::BadProof {
+            message: format!("{uri}: {error}"),
+        })?;
+        Ok(proven.map(|proven| ProvenRecord {
+            record: StoredRecord {
+                uri: uri.clone(),
+                cid: proven.cid.to_string(),
+                value: proven.value,
+            },
+            provenance: Provenance::Proven { rev: proven.rev },
+        }))
     }
 
     async fn list(
@@ -194,6 +237,73 @@ fn written(answer: &Value) -> Result<Written, RepoError> {
         uri: record.uri,
         cid: record.cid,
     })
+}
+
+/// What a PDS answered for a record's proof.
+enum ProofAnswer {
+    /// The CAR, to be checked.
+    Car(Vec<u8>),
+    /// The PDS says there is no such record.
+    NoRecord,
+    /// The PDS serves no proof (an old or partial implementation): why.
+    NotServed(String),
+}
+
+/// `com.atproto.sync.getRecord` of `uri` at `pds`, read under the record list's cap.
+async fn fetch_proof(
+    http: &Outbound,
+    pds: &Url,
+    uri: &RecordUri,
+) -> Result<ProofAnswer, RepoError> {
+    const NSID: &str = "com.atproto.sync.getRecord";
+    let request = XrpcRequest::query(
+        NSID,
+        vec![
+            ("did", uri.authority().to_owned()),
+            ("collection", uri.collection().to_owned()),
+            ("rkey", uri.rkey().to_string()),
+        ],
+    );
+    let url = request.url(pds).map_err(repo_error)?;
+    let response = http
+        .get(url)
+        .map_err(|refused| repo_error(XrpcError::refused(NSID, &refused)))?
+        .timeout(crate::oauth::REQUEST_TIMEOUT)
+        .send()
+        .await
+        .map_err(|error| repo_error(XrpcError::transport(NSID, &error)))?;
+    let status = response.status();
+    let kind = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("no content type")
+        .to_owned();
+    if status.is_success() && !kind.starts_with("application/vnd.ipld.car") {
+        let kind = swdesk_lexicon::text::peer_text(&kind, 80);
+        return Ok(ProofAnswer::NotServed(format!(
+            "its PDS answers {NSID} with {kind}, not a CAR proof"
+        )));
+    }
+    if status.is_success() {
+        return read_bytes(response, Limit::LIST)
+            .await
+            .map(ProofAnswer::Car)
+            .map_err(|error| match error {
+                BodyError::Transport(reason) => RepoError::unavailable(format!("{NSID}: {reason}")),
+                unreadable => RepoError::BadProof {
+                    message: format!("{uri}: {unreadable}"),
+                },
+            });
+    }
+    let headers = response.headers().clone();
+    let body = read_error(response).await;
+    let error = XrpcError::from_answer(NSID, status, &headers, &body);
+    match error.name() {
+        Some("RecordNotFound") => Ok(ProofAnswer::NoRecord),
+        _ if error.fault().is_transient() => Err(repo_error(error)),
+        _ => Ok(ProofAnswer::NotServed(error.to_string())),
+    }
 }
 
 /// The port's error for an XRPC failure: core's retry rule decides what is transient (the

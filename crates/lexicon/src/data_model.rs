@@ -249,6 +249,48 @@ fn check_into(value: &Value, path: &str, errors: &mut Vec<DataModelError>) {
     }
 }
 
+/// The JSON form of an IPLD value read from DAG-CBOR bytes: links as `{"$link"}`, bytes as
+/// `{"$bytes"}` (standard base64, no padding). Fails on what the atproto data model has no
+/// JSON form for (a float, an integer beyond 64 bits), naming where.
+pub fn from_ipld(ipld: &Ipld) -> Result<Value, DataModelError> {
+    from_ipld_at(ipld, "")
+}
+
+fn from_ipld_at(ipld: &Ipld, path: &str) -> Result<Value, DataModelError> {
+    let refused = |kind| DataModelError {
+        path: path.to_owned(),
+        kind,
+    };
+    Ok(match ipld {
+        Ipld::Null => Value::Null,
+        Ipld::Bool(flag) => Value::Bool(*flag),
+        Ipld::Integer(number) => i64::try_from(*number)
+            .map(Value::from)
+            .map_err(|_| refused(DataModelErrorKind::IntegerOutOfRange))?,
+        Ipld::Float(_) => return Err(refused(DataModelErrorKind::Float)),
+        Ipld::String(text) => Value::String(text.clone()),
+        Ipld::Bytes(bytes) => serde_json::json!({
+            "$bytes": base64::engine::general_purpose::STANDARD_NO_PAD.encode(bytes)
+        }),
+        Ipld::Link(cid) => serde_json::json!({ "$link": cid.to_string() }),
+        Ipld::List(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| from_ipld_at(item, &pointer_index(path, index)))
+                .collect::<Result<_, _>>()?,
+        ),
+        Ipld::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(key, item)| {
+                    Ok((key.clone(), from_ipld_at(item, &pointer_child(path, key))?))
+                })
+                .collect::<Result<_, DataModelError>>()?,
+        ),
+    })
+}
+
 /// The IPLD form of a value; fails at the first data-model violation.
 pub fn to_ipld(value: &Value) -> Result<Ipld, DataModelError> {
     to_ipld_at(value, "")

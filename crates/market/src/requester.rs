@@ -35,7 +35,7 @@ use swdesk_core::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
 use swdesk_core::market::{Market, MarketError};
-use swdesk_core::repo::{RecordRepo, RepoError, StoredRecord, Swap};
+use swdesk_core::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_core::uri::RecordUri;
@@ -716,13 +716,14 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
 
     // ---- reading records ----------------------------------------------------------------
 
-    /// The record `reference` names, at exactly its cid.
+    /// The record `reference` names, at exactly its cid: proven by its repo's signed commit
+    /// (its cid computed from its bytes), or read unproven where the repo serves no proof.
     async fn fetch(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
         let uri = RecordUri::parse(&reference.uri)
             .map_err(|error| Stop::Fail(format!("{}: {error}", reference.uri)))?;
-        let record = self
+        let ProvenRecord { record, provenance } = self
             .repo
-            .get(&uri)
+            .prove(&uri)
             .await?
             .ok_or_else(|| Stop::Retry(format!("{} is not there yet", reference.uri)))?;
         if record.cid != reference.cid {
@@ -730,6 +731,9 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 "{} is at {}, not at the cid we were given ({})",
                 reference.uri, record.cid, reference.cid
             )));
+        }
+        if let Provenance::Unproven { why } = &provenance {
+            tracing::info!(uri = %reference.uri, why = %peer_text(why, 200), "read without a proof");
         }
         Ok(record)
     }

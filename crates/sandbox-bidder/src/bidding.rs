@@ -61,15 +61,15 @@ pub async fn submit_rfp(
         cid: input.rfp_cid,
     };
     let rfp = checked_rfp(bidder, issuer, &reference).await?;
+    let behaviour = bidder.behaviour();
     if let Some(made) = bidder.ledger.bid_on(&reference) {
-        return Ok(answered(Some(&made)));
+        return Ok(answered(Some(&made), &behaviour));
     }
     bidder.ledger.saw_rfp(&reference, issuer);
-    let behaviour = bidder.behaviour();
     if let Some(reason) = declined(bidder, &rfp, &behaviour).await {
         tracing::info!(rfp = %reference.uri, %reason, "the sandbox bidder declines an RFP");
         bidder.ledger.refused(&reference);
-        return Ok(answered(None));
+        return Ok(answered(None, &behaviour));
     }
     match rfp.value["submitBid"].as_str() {
         Some(service) => {
@@ -81,13 +81,13 @@ pub async fn submit_rfp(
             );
             Ok(submit_rfp::Output {
                 ok: true,
-                ..answered(None)
+                ..answered(None, &Behaviour::default())
             })
         }
         None => {
             tokio::time::sleep(behaviour.bid_delay).await;
             let made = write_bid(bidder, &rfp, &behaviour).await?;
-            Ok(answered(Some(&made)))
+            Ok(answered(Some(&made), &behaviour))
         }
     }
 }
@@ -239,12 +239,21 @@ fn spawn_bid_to_service(bidder: Arc<Bidder>, rfp: Fetched, behaviour: Behaviour,
     });
 }
 
-/// `{ok, bidUri?, bidCid?}`: ok with the bid when there is one, `ok: false` otherwise.
-fn answered(made: Option<&BidMade>) -> submit_rfp::Output {
+/// `{ok, bidUri?, bidCid?}`: ok with the bid when there is one, `ok: false` otherwise. A
+/// bidder told to misstate its bid names the cid of its terms instead (a real cid, of
+/// another record).
+fn answered(made: Option<&BidMade>, behaviour: &Behaviour) -> submit_rfp::Output {
+    let cid = |made: &BidMade| {
+        if behaviour.misstate_bid_cid {
+            made.terms.cid.clone()
+        } else {
+            made.bid.cid.clone()
+        }
+    };
     submit_rfp::Output {
         ok: made.is_some(),
         bid_uri: made.map(|made| made.bid.uri.clone()),
-        bid_cid: made.map(|made| made.bid.cid.clone()),
+        bid_cid: made.map(cid),
         extra: Map::new(),
     }
 }

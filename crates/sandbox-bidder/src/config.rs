@@ -30,6 +30,9 @@ pub struct Behaviour {
     pub bid_delay: Duration,
     /// Write the receipt on accept, then let the guest fail instead of starting.
     pub fail_after_accept: bool,
+    /// Hostile: answer with its bid's at-uri but another cid (one of another record), as a
+    /// peer that claims a record its repo does not hold.
+    pub misstate_bid_cid: bool,
 }
 
 impl Behaviour {

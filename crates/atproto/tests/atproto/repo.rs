@@ -1,11 +1,15 @@
 //! The `RecordRepo` port against the real PDS: put, get, list with pages, delete, the swap
-//! race, and a write outside the granted scopes.
+//! race, a write outside the granted scopes, and records proven by `sync.getRecord` (a forged
+//! proof refused).
 
 use serde_json::json;
 use swdesk_atproto::PdsRepo;
+use swdesk_atproto::attestation::{AttestationKey, Curve};
+use swdesk_atproto::did_key::PublicKey;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::SessionStore;
-use swdesk_core::repo::{RecordRepo, RepoError, Swap};
+use swdesk_atproto::proof::{self, ProofError};
+use swdesk_core::repo::{Provenance, RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::uri::RecordUri;
 
@@ -170,4 +174,95 @@ async fn another_accounts_records_are_read_from_its_own_repo() {
     assert_eq!(got.value["description"], "theirs");
     reader_store.delete().unwrap();
     writer_store.delete().unwrap();
+}
+
+/// The raw `sync.getRecord` CAR of `collection/rkey` in `did`'s repo.
+async fn proof_car(sandbox: &Sandbox, did: &str, rkey: &str) -> Vec<u8> {
+    let url = format!(
+        "{}xrpc/com.atproto.sync.getRecord?did={did}&collection={INFRA}&rkey={rkey}",
+        sandbox.pds_url()
+    );
+    let answer = reqwest::get(url).await.unwrap();
+    assert!(answer.status().is_success(), "{}", answer.status());
+    answer.bytes().await.unwrap().to_vec()
+}
+
+#[tokio::test]
+async fn a_record_is_proven_by_its_signed_commit_and_a_forged_proof_is_refused() {
+    let sandbox = Sandbox::new().await;
+    let (repo, store) = repo_of(&sandbox, "proof").await;
+    let owner = repo.owner().to_owned();
+    let mut value = record("proven");
+    value["padded"] = json!({"$bytes": "AQID"});
+    let written = repo
+        .put(INFRA, &rkey("proven"), &value, Swap::Absent)
+        .await
+        .unwrap();
+    let uri = written.uri.clone();
+    let proven = repo
+        .prove(&uri)
+        .await
+        .unwrap()
+        .expect("the record is there");
+    assert!(
+        matches!(proven.provenance, Provenance::Proven { ref rev } if !rev.is_empty()),
+        "{:?}",
+        proven.provenance
+    );
+    assert_eq!(
+        proven.record.cid, written.cid,
+        "the cid of the proven bytes"
+    );
+    assert_eq!(proven.record.value["description"], "proven");
+    assert_eq!(proven.record.value["padded"], json!({"$bytes": "AQID"}));
+    let absent = RecordUri::new(&owner, INFRA, &rkey("absent")).unwrap();
+    assert_eq!(repo.prove(&absent).await.unwrap(), None);
+
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
+    let key = resolver.resolve_did(&owner).await.unwrap().signing_key;
+    let car = proof_car(&sandbox, &owner, "proven").await;
+    let check = |car: &[u8], key: &PublicKey, rkey: &str| {
+        proof::verify_record(car, &owner, key, INFRA, rkey)
+    };
+    assert!(check(&car, &key, "proven").unwrap().is_some());
+
+    let mut tampered = car.clone();
+    let at = find(&tampered, b"proven").expect("the record's bytes are in the proof");
+    tampered[at] = b'P';
+    assert!(
+        matches!(
+            check(&tampered, &key, "proven"),
+            Err(ProofError::BlockMismatch { .. })
+        ),
+        "a changed byte no longer hashes to its cid"
+    );
+    let stranger = AttestationKey::generate(Curve::K256).public_key();
+    assert_eq!(
+        check(&car, &stranger, "proven"),
+        Err(ProofError::Signature(owner.clone())),
+        "signed by the repo's key, not another"
+    );
+    assert!(
+        matches!(
+            check(&car[..car.len() / 2], &key, "proven"),
+            Err(ProofError::Car(_))
+        ),
+        "a cut proof is refused"
+    );
+    let other_repo = proof::verify_record(&car, "did:plc:someoneelse", &key, INFRA, "proven");
+    assert!(
+        matches!(other_repo, Err(ProofError::Commit { .. })),
+        "{other_repo:?}"
+    );
+    repo.delete(INFRA, &rkey("proven"), Swap::Any)
+        .await
+        .unwrap();
+    store.delete().unwrap();
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use super::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use super::{ProvenRecord, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
 use crate::rkey::Rkey;
 use crate::uri::RecordUri;
 
@@ -153,6 +153,12 @@ impl<R: RecordRepo> RecordRepo for Counted<R> {
 
     async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
         let result = self.inner.get(uri).await;
+        self.tally.record(CallKind::Get, &result);
+        result
+    }
+
+    async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
+        let result = self.inner.prove(uri).await;
         self.tally.record(CallKind::Get, &result);
         result
     }

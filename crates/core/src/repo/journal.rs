@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use super::{ProvenRecord, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
 use crate::rkey::Rkey;
 use crate::uri::RecordUri;
 
@@ -57,6 +57,10 @@ impl<R: RecordRepo> RecordRepo for Journaled<R> {
 
     async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
         self.inner.get(uri).await
+    }
+
+    async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
+        self.inner.prove(uri).await
     }
 
     async fn list(

@@ -13,7 +13,9 @@ use serde_json::Value;
 
 pub use super::counted::Calls;
 use super::counted::{CallCounter, CallKind};
-use super::{RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written};
+use super::{
+    ProvenRecord, Provenance, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written,
+};
 use crate::rkey::Rkey;
 use crate::uri::RecordUri;
 
@@ -169,6 +171,16 @@ impl RecordRepo for MemoryRepo {
         let found = records.get(&key(uri.authority(), uri.collection(), &rkey));
         Ok(found
             .and_then(|(cid, value)| stored(uri.authority(), uri.collection(), &rkey, cid, value)))
+    }
+
+    async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
+        let record = self.get(uri).await?;
+        Ok(record.map(|record| ProvenRecord {
+            record,
+            provenance: Provenance::Unproven {
+                why: "an in-memory repo serves no proofs".to_owned(),
+            },
+        }))
     }
 
     async fn list(

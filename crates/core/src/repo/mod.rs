@@ -32,6 +32,31 @@ pub struct StoredRecord {
     pub value: Value,
 }
 
+/// How far a record read from another repo is trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Provenance {
+    /// Its bytes hash to its cid, a commit signed by the repo's key holds it (the repo's
+    /// `com.atproto.sync.getRecord` proof, checked here); `rev` is that commit's.
+    Proven {
+        /// The revision of the signed commit.
+        rev: String,
+    },
+    /// Read without a proof (its PDS serves none); its cid is the PDS's word.
+    Unproven {
+        /// Why there is no proof.
+        why: String,
+    },
+}
+
+/// A record with how far it is trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProvenRecord {
+    /// The record (its cid computed from the proven bytes when proven).
+    pub record: StoredRecord,
+    /// Proven or not, and why.
+    pub provenance: Provenance,
+}
+
 /// One page of a collection, oldest-first or newest-first as the repo lists it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RecordPage {
@@ -90,6 +115,13 @@ pub enum RepoError {
         /// How long the repo asked to be left alone (its `Retry-After`), when it said.
         retry_after: Option<std::time::Duration>,
     },
+    /// A record's proof does not hold (its bytes, its commit's signature or its tree path):
+    /// the record is not trusted.
+    #[error("the record's proof does not hold: {message}")]
+    BadProof {
+        /// Which check failed, with the cids involved.
+        message: String,
+    },
     /// Any other refusal, with the server's error name.
     #[error("the repo answered {error}: {message}")]
     Other {
@@ -135,6 +167,15 @@ pub trait RecordRepo: Send + Sync {
         &self,
         uri: &RecordUri,
     ) -> impl Future<Output = Result<Option<StoredRecord>, RepoError>> + Send;
+
+    /// The record at `uri` with the repo's proof checked: the record's bytes, the signed
+    /// commit and the tree path that holds it (`com.atproto.sync.getRecord`); unproven (with
+    /// why) where the repo serves no proof; an error naming both cids when the proof does not
+    /// hold. `None` when the proof shows there is no record.
+    fn prove(
+        &self,
+        uri: &RecordUri,
+    ) -> impl Future<Output = Result<Option<ProvenRecord>, RepoError>> + Send;
 
     /// One page of `collection` in `repo`'s repo, starting at `cursor`.
     fn list(

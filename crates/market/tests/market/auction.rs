@@ -301,3 +301,33 @@ async fn hostile_prices_are_shown_refused_with_the_value_they_sent_and_never_win
         assert!(why.len() <= 512, "{sent}: one cut line");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bid_named_at_a_cid_its_repo_does_not_prove_is_refused_naming_both() {
+    let sandbox = sandbox().await;
+    let lying = sandbox
+        .bidder(Behaviour {
+            misstate_bid_cid: true,
+            ..Behaviour::default()
+        })
+        .await;
+    let honest = sandbox.bidder(free_after(300)).await;
+    let owner = sandbox.owner().await;
+    let market = owner.market(&[&lying, &honest]);
+    let mut contract = contract(window(5, false), None, None);
+    drive(&market, &mut contract, Duration::from_secs(90), deployed).await;
+
+    let status = &contract.status;
+    assert_eq!(status.winner.as_deref(), Some(honest.account.as_str()));
+    let refused = status
+        .refused_bids
+        .iter()
+        .find(|bid| bid.bidder == lying.account)
+        .unwrap_or_else(|| panic!("the lying bid is shown refused: {:?}", status.refused_bids));
+    let why = refused.refused.as_deref().unwrap_or_default();
+    let claimed = &refused.record.cid;
+    assert!(
+        why.contains("not at the cid we were given") && why.contains(claimed.as_str()),
+        "names the cid it was given and the one its bytes have: {why}"
+    );
+}

@@ -161,7 +161,7 @@ impl Agent {
             &url,
             self.inner.nonces.for_url(&url).as_deref(),
             Some(token.expose()),
-            unix_now(),
+            self.inner.nonces.now_for(&url),
         );
         let builder = self
             .inner
@@ -334,7 +334,8 @@ impl Agent {
 /// What a refused resource call asks of the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Challenge {
-    /// Retry with the nonce the server sent.
+    /// Retry with the nonce (and the clock) the server's answer gave: it asked for a nonce,
+    /// or refused the proof (an `iat` our wrong clock put too far off).
     UseNonce,
     /// Refresh the access token, then retry.
     TokenExpired,
@@ -349,7 +350,11 @@ impl Challenge {
             .and_then(|value| value.to_str().ok())
             .unwrap_or_default();
         let error = body["error"].as_str().unwrap_or_default();
-        if authenticate.contains("use_dpop_nonce") || error == "use_dpop_nonce" {
+        let proof_refused = ["use_dpop_nonce", "invalid_dpop_proof"];
+        if proof_refused
+            .iter()
+            .any(|name| authenticate.contains(name) || error == *name)
+        {
             return Self::UseNonce;
         }
         let expired = authenticate.contains("invalid_token") || error == "ExpiredToken";

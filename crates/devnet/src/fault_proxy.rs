@@ -5,6 +5,9 @@
 //! headers, body; redirects are passed back, not followed), so OAuth, DPoP proofs (which name
 //! the public URL) and records work as against the PDS itself.
 //!
+//! It can also hold a request for ever, before or after the PDS carried it out, so a test can
+//! kill the client at that very step of a write.
+//!
 //! Test support, plainly: the PDS behind it is real; only the faults are made up here. It
 //! counts what it forwarded and what it injected, with the time of each request, so a test
 //! can check that a client waited as long as it was asked to.
@@ -33,6 +36,24 @@ pub struct Fault {
     pub times: usize,
 }
 
+/// Where a held request stops: before the PDS sees it, or after it answered (the answer never
+/// reaches the client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// The request is kept here; the PDS never sees it.
+    BeforeThePds,
+    /// The PDS carries it out; its answer is kept here.
+    AfterThePds,
+}
+
+/// A request to hold: its path prefix, a text its body must contain, where to hold it.
+#[derive(Debug, Clone)]
+struct HoldRule {
+    path: String,
+    body: String,
+    at: Hold,
+}
+
 /// One request the proxy saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
@@ -40,6 +61,8 @@ pub struct Seen {
     pub path: String,
     /// When it arrived.
     pub at: Instant,
+    /// The `rkey` its JSON body names, if any (which record a write is about).
+    pub rkey: Option<String>,
     /// The status injected, or `None` when it was forwarded.
     pub injected: Option<u16>,
 }
@@ -49,6 +72,8 @@ struct Shared {
     upstream: String,
     http: reqwest::Client,
     faults: Mutex<Vec<Fault>>,
+    holds: Mutex<Vec<HoldRule>>,
+    held: tokio::sync::watch::Sender<usize>,
     seen: Mutex<Vec<Seen>>,
 }
 
@@ -72,6 +97,8 @@ impl FaultProxy {
             upstream: format!("http://localhost:{upstream_port}"),
             http,
             faults: Mutex::new(Vec::new()),
+            holds: Mutex::new(Vec::new()),
+            held: tokio::sync::watch::Sender::new(0),
             seen: Mutex::new(Vec::new()),
         });
         let app = axum::Router::new()
@@ -86,6 +113,23 @@ impl FaultProxy {
     /// Schedules `fault` (after those already scheduled for the same path).
     pub fn inject(&self, fault: Fault) {
         lock(&self.shared.faults).push(fault);
+    }
+
+    /// Holds the next request whose path starts with `path` and whose body contains `body`
+    /// for ever, where `at` says: the client waits for an answer that never comes (a test then
+    /// kills it).
+    pub fn hold_next(&self, path: &str, body: &str, at: Hold) {
+        lock(&self.shared.holds).push(HoldRule {
+            path: path.to_owned(),
+            body: body.to_owned(),
+            at,
+        });
+    }
+
+    /// Waits until `count` requests in all have been held.
+    pub async fn held(&self, count: usize) {
+        let mut held = self.shared.held.subscribe();
+        let _changed = held.wait_for(|held| *held >= count).await;
     }
 
     /// Every request seen so far whose path starts with `path`, in arrival order.
@@ -113,19 +157,45 @@ impl Drop for FaultProxy {
 }
 
 async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let path = request.uri().path().to_owned();
-    let fault = take_fault(&shared, &path);
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, BODY_LIMIT).await else {
+        return status(StatusCode::PAYLOAD_TOO_LARGE, "too large".to_owned());
+    };
+    let path = parts.uri.path().to_owned();
+    let rkey = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|json| json["rkey"].as_str().map(str::to_owned));
+    let hold = take_hold(&shared, &path, &body);
+    let fault = hold.is_none().then(|| take_fault(&shared, &path)).flatten();
     lock(&shared.seen).push(Seen {
-        path: path.clone(),
+        path,
         at: Instant::now(),
+        rkey,
         injected: fault.as_ref().map(|fault| fault.status),
     });
+    if let Some(hold) = hold {
+        if hold == Hold::AfterThePds {
+            let _carried_out = upstream(&shared, parts, body).await;
+        }
+        shared.held.send_modify(|held| *held += 1);
+        return std::future::pending().await;
+    }
     match fault {
         Some(fault) => injected(&fault),
-        None => upstream(&shared, request)
+        None => upstream(&shared, parts, body)
             .await
             .unwrap_or_else(|why| status(StatusCode::BAD_GATEWAY, why)),
     }
+}
+
+/// The hold of a request to `path` with `body`, taken once.
+fn take_hold(shared: &Shared, path: &str, body: &[u8]) -> Option<Hold> {
+    let text = String::from_utf8_lossy(body);
+    let mut holds = lock(&shared.holds);
+    let index = holds
+        .iter()
+        .position(|rule| path.starts_with(rule.path.as_str()) && text.contains(&rule.body))?;
+    Some(holds.remove(index).at)
 }
 
 /// The fault that answers a request to `path` now, counted down.
@@ -160,12 +230,12 @@ fn injected(fault: &Fault) -> Response {
     response
 }
 
-async fn upstream(shared: &Shared, request: Request) -> Result<Response, String> {
-    let (parts, body) = request.into_parts();
+async fn upstream(
+    shared: &Shared,
+    parts: axum::http::request::Parts,
+    body: Bytes,
+) -> Result<Response, String> {
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
-    let body = axum::body::to_bytes(body, BODY_LIMIT)
-        .await
-        .map_err(|error| error.to_string())?;
     let mut headers = parts.headers;
     headers.remove(axum::http::header::HOST);
     let answer = shared

@@ -14,6 +14,6 @@ pub mod market_peer;
 pub mod pds;
 
 pub use authorize::{Decision, authorize};
-pub use fault_proxy::{Fault, FaultProxy};
+pub use fault_proxy::{Fault, FaultProxy, Hold};
 pub use market_peer::{MarketPeerError, PublicMarketPeer};
 pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};

@@ -18,7 +18,7 @@ use swdesk_store::Store;
 
 use crate::session::{network, signed_in};
 use crate::support::{
-    INFRA, create_infra, edit_infra, eventually, infra, public_record, quick_engine,
+    INFRA, create_infra, description, edit_infra, eventually, infra, public_record, quick_engine,
 };
 
 /// The last sync outcome of the Infra `name` (`Published`, `Conflict`, ...).
@@ -231,11 +231,7 @@ async fn a_record_that_does_not_validate_shows_its_problems_and_is_never_written
         "the invalid record is never written over"
     );
     assert_eq!(
-        infra(controller.store(), "web")
-            .unwrap()
-            .spec
-            .description
-            .as_deref(),
+        description(controller.store(), "web").as_deref(),
         Some("web v2, edited here meanwhile"),
         "the local edit is kept"
     );

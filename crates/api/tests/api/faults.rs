@@ -21,11 +21,11 @@ use crate::support::{
     sync_state,
 };
 
-const PUT_RECORD: &str = "/xrpc/com.atproto.repo.putRecord";
+pub const PUT_RECORD: &str = "/xrpc/com.atproto.repo.putRecord";
 const TOKEN: &str = "/oauth/token";
 
 /// The real sandbox PDS with a fault proxy on its public port.
-async fn pds_behind_proxy(dir: &std::path::Path) -> (Storage, SandboxPds, FaultProxy) {
+pub async fn pds_behind_proxy(dir: &std::path::Path) -> (Storage, SandboxPds, FaultProxy) {
     let storage = kept_storage(dir);
     let Storage::Persistent { pds_port, .. } = storage else {
         unreachable!("a kept sandbox is persistent");

@@ -10,6 +10,7 @@ mod controller;
 mod deployments;
 mod desk;
 mod faults;
+mod killed;
 mod market;
 mod offline;
 mod session;

@@ -92,6 +92,11 @@ pub fn index_rkeys(index: &Value, list: &str) -> Vec<String> {
 
 /// Declares the Infra `name` in the controller's store, described as `description`.
 pub fn create_infra(controller: &AccountController, name: &str, description: &str) {
+    declare_infra(controller.store(), name, description);
+}
+
+/// Declares the Infra `name` in `store`, described as `description`.
+pub fn declare_infra(store: &Store, name: &str, description: &str) {
     let object = Object {
         metadata: Metadata::new(
             Name::parse(name).unwrap(),
@@ -104,12 +109,17 @@ pub fn create_infra(controller: &AccountController, name: &str, description: &st
         },
         status: InfraStatus::default(),
     };
-    controller.store().create::<InfraSpec>(&object).unwrap();
+    store.create::<InfraSpec>(&object).unwrap();
 }
 
 /// The Infra `name` in `store`, if there is one.
 pub fn infra(store: &Store, name: &str) -> Option<ObjectOf<InfraSpec>> {
     store.get::<InfraSpec>(&Name::parse(name).ok()?).ok()?
+}
+
+/// The description the Infra `name` declares in `store`.
+pub fn description(store: &Store, name: &str) -> Option<String> {
+    infra(store, name)?.spec.description
 }
 
 /// Deletes the Infra `name` as the owner would (the controller ends it).

@@ -5,7 +5,8 @@
 //! returns, for the keychain; `Debug` shows the public thumbprint only. A proof's `htu` is the
 //! request URL without query or fragment; `ath` (the access token's SHA-256) is present exactly
 //! on resource requests. Nonces are remembered per origin and replaced by whatever the server
-//! sends last.
+//! sends last; so is each server's clock (its `Date` header), and a proof's `iat` is the server's
+//! time, not ours: a laptop whose clock is minutes off still signs proofs the server accepts.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -111,33 +112,65 @@ pub fn random_token(bytes: usize) -> String {
     b64url(&buffer)
 }
 
-/// The last nonce each server (by origin) asked for.
+/// What each server (by origin) last told the client: the nonce it asked for, and how far its
+/// clock is from ours.
 #[derive(Debug, Default)]
-pub struct Nonces(Mutex<HashMap<String, String>>);
+pub struct Nonces {
+    nonces: Mutex<HashMap<String, String>>,
+    /// Seconds to add to our clock to get the server's.
+    offsets: Mutex<HashMap<String, i64>>,
+    /// Seconds our clock is pretended off by (tests of a skewed laptop).
+    skew: std::sync::atomic::AtomicI64,
+}
 
 impl Nonces {
     /// The nonce to send to `url`'s origin, if it gave one.
     pub fn for_url(&self, url: &Url) -> Option<String> {
-        self.lock().get(&origin(url)).cloned()
+        lock(&self.nonces).get(&origin(url)).cloned()
     }
 
-    /// Remembers the `DPoP-Nonce` of a response from `url`.
+    /// Remembers the `DPoP-Nonce` and the `Date` of a response from `url`.
     pub fn remember(&self, url: &Url, headers: &reqwest::header::HeaderMap) {
         if let Some(nonce) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok()) {
-            self.lock().insert(origin(url), nonce.to_owned());
+            lock(&self.nonces).insert(origin(url), nonce.to_owned());
         }
+        let date = headers
+            .get(reqwest::header::DATE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| httpdate::parse_http_date(value).ok())
+            .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|since| i64::try_from(since.as_secs()).ok());
+        if let Some(server) = date {
+            lock(&self.offsets).insert(origin(url), server.saturating_sub(self.local_now()));
+        }
+    }
+
+    /// Now on `url`'s server's clock, as far as its last answer told (ours before any).
+    pub fn now_for(&self, url: &Url) -> i64 {
+        let offset = lock(&self.offsets).get(&origin(url)).copied().unwrap_or(0);
+        self.local_now().saturating_add(offset)
     }
 
     /// Replaces the nonce of `url`'s origin (a server rotating it looks like this to a client).
     pub fn set(&self, url: &Url, nonce: &str) {
-        self.lock().insert(origin(url), nonce.to_owned());
+        lock(&self.nonces).insert(origin(url), nonce.to_owned());
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Pretends this machine's clock is `seconds` off (a test of a laptop with a wrong clock).
+    pub fn pretend_clock_off_by(&self, seconds: i64) {
+        self.skew
+            .store(seconds, std::sync::atomic::Ordering::SeqCst);
     }
+
+    fn local_now(&self) -> i64 {
+        super::unix_now().saturating_add(self.skew.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn origin(url: &Url) -> String {
@@ -169,6 +202,22 @@ mod tests {
         assert_eq!(claims["nonce"], "n-1");
         assert_eq!(claims["iat"], 1_700_000_000);
         assert_eq!(claims["ath"], b64url(&Sha256::digest(b"token")));
+    }
+
+    #[test]
+    fn a_server_s_clock_is_read_off_its_date_and_proofs_take_its_time() {
+        let nonces = Nonces::default();
+        let pds = Url::parse("https://pds.example.com/xrpc/x").unwrap();
+        let other = Url::parse("https://other.example.com/").unwrap();
+        let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert("date", httpdate::fmt_http_date(ahead).parse().unwrap());
+        nonces.remember(&pds, &headers);
+        let offset = nonces.now_for(&pds) - crate::oauth::unix_now();
+        assert!((3599..=3601).contains(&offset), "{offset}");
+        assert!((nonces.now_for(&other) - crate::oauth::unix_now()).abs() <= 1);
+        nonces.pretend_clock_off_by(-600);
+        assert!((nonces.now_for(&other) - crate::oauth::unix_now() + 600).abs() <= 1);
     }
 
     #[test]

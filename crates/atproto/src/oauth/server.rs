@@ -8,7 +8,7 @@ use swdesk_net::{Limit, Outbound, read_error, read_json};
 use url::Url;
 
 use super::dpop::{DpopKey, Nonces};
-use super::{OAuthError, REQUEST_TIMEOUT, unix_now};
+use super::{OAuthError, REQUEST_TIMEOUT};
 use crate::retry::Fault;
 
 /// What the token endpoint answers.
@@ -55,7 +55,7 @@ impl AuthServerCalls<'_> {
                 url,
                 self.nonces.for_url(url).as_deref(),
                 None,
-                unix_now(),
+                self.nonces.now_for(url),
             );
             let response = self
                 .http
@@ -87,7 +87,7 @@ impl AuthServerCalls<'_> {
             let fault = crate::retry::fault_of(status, response.headers());
             let body = read_error(response).await;
             let error = body["error"].as_str().unwrap_or(status.as_str()).to_owned();
-            if error == "use_dpop_nonce" && !retried {
+            if matches!(error.as_str(), "use_dpop_nonce" | "invalid_dpop_proof") && !retried {
                 retried = true;
                 continue;
             }

@@ -110,6 +110,32 @@ async fn a_rotated_dpop_nonce_is_answered_by_retrying_with_the_new_one() {
 }
 
 #[tokio::test]
+async fn a_laptop_whose_clock_is_ten_minutes_off_still_calls_its_pds() {
+    let sandbox = Sandbox::new().await;
+    let account = sandbox.account("skewed").await;
+    let store = keychain("skewed");
+    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    for off_by in [600, -600] {
+        agent.nonces().pretend_clock_off_by(off_by);
+        agent
+            .call(&get_session(&account.did))
+            .await
+            .unwrap_or_else(|error| panic!("a clock {off_by} s off: {error}"));
+        let server_now = agent.nonces().now_for(&sandbox.pds_url());
+        let real_now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let proofs_off_by = server_now - i64::try_from(real_now).unwrap();
+        assert!(
+            proofs_off_by.abs() <= 2,
+            "proofs take the PDS's time: {proofs_off_by}"
+        );
+    }
+    store.delete().unwrap();
+}
+
+#[tokio::test]
 async fn signing_out_revokes_the_tokens_and_removes_the_keychain_entry() {
     let sandbox = Sandbox::new().await;
     let account = sandbox.account("signout").await;

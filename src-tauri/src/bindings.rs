@@ -45,6 +45,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::ControllerActivity,
             deployments::ControllerRunning,
             deployments::IndexHealthChanged,
+            deployments::SessionEnded,
             clusters::ClustersChanged,
         ])
 }

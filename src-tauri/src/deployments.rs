@@ -43,6 +43,11 @@ pub struct ControllerRunning(pub bool);
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct IndexHealthChanged(pub Option<String>);
 
+/// The authorization server ended the session: the window reads the session again (it is
+/// signed out, with why) and asks the owner to sign in.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct SessionEnded;
+
 /// Which kind of deployment a command is about.
 #[derive(Debug, Clone, Copy, Deserialize, Type)]
 pub enum Kind {
@@ -229,6 +234,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::DeploymentsStale) => DeploymentsStale.emit(&app),
                 Ok(LiveEvent::IdentityNamed) => IdentityNamed.emit(&app),
                 Ok(LiveEvent::IndexHealth(problem)) => IndexHealthChanged(problem).emit(&app),
+                Ok(LiveEvent::SessionEnded) => SessionEnded.emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(
                         missed,

@@ -13,6 +13,7 @@ mod paths;
 mod run;
 mod sandbox;
 mod setup;
+mod soak;
 mod test;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,9 @@ enum Task {
     /// Fuzz the parsers of network input (`fuzz/`): build the targets, run each on its seeds,
     /// fail on any crash, timeout or out-of-memory input.
     Fuzz(fuzz::FuzzArgs),
+    /// Soak the controller against a PDS that fails at random (429, 503) for N minutes; print
+    /// operations, faults, invariant violations (must be 0) and memory at start and end.
+    Soak(soak::SoakArgs),
     /// Regenerate the window's TypeScript bindings (`ui/src/ipc/bindings.ts`) from the commands.
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
@@ -87,6 +91,7 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
             Bench::List(list) => list_bench::bench_list(paths, &list),
         },
         Task::Fuzz(args) => fuzz::fuzz(paths, &args),
+        Task::Soak(args) => soak::soak(paths, &args),
         Task::Bindings => run::bindings(paths),
         Task::Icons => run::icons(paths),
     }

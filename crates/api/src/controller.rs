@@ -112,6 +112,9 @@ pub enum LiveEvent {
     /// Why the index at `self` is not written now (another client's index this version
     /// cannot read), or `None` once it is written again.
     IndexHealth(Option<String>),
+    /// The authorization server ended the session (the grant is gone): whoever shows the
+    /// session reads it again, and the owner is asked to sign in.
+    SessionEnded,
 }
 
 impl AccountController {

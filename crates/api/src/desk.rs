@@ -538,6 +538,7 @@ impl Desk {
         let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
         self.follow_clusters(&agent, &resolver);
         let market = self.market_access(&agent.did()).await;
+        let agent_for_end = agent.clone();
         let started = AccountController::start_on_market(
             &self.data_dir,
             agent,
@@ -553,6 +554,7 @@ impl Desk {
         match started {
             Ok(controller) => {
                 controller.forward(&self.live);
+                tell_when_ended(&agent_for_end, &self.live);
                 *running = Some(controller);
                 let _no_window = self.live.send(LiveEvent::ControllerRunning(true));
                 *error = None;
@@ -563,6 +565,18 @@ impl Desk {
             }
         }
     }
+}
+
+/// Tells the window once the session of `agent` ends (its grant gone), so it reads the session
+/// again at once, not at the next thing the owner does.
+fn tell_when_ended(agent: &swdesk_atproto::Agent, live: &broadcast::Sender<LiveEvent>) {
+    let mut ended = agent.on_end();
+    let live = live.clone();
+    tokio::spawn(async move {
+        if ended.wait_for(Option::is_some).await.is_ok() {
+            let _no_window = live.send(LiveEvent::SessionEnded);
+        }
+    });
 }
 
 fn store_error(error: StoreError) -> DeskError {

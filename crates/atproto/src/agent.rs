@@ -51,7 +51,7 @@ struct Inner {
     refreshing: tokio::sync::Mutex<()>,
     store: Arc<dyn SessionStore>,
     /// Why the session ended, once the authorization server said so.
-    ended: std::sync::Mutex<Option<String>>,
+    ended: tokio::sync::watch::Sender<Option<String>>,
 }
 
 impl Agent {
@@ -82,7 +82,7 @@ impl Agent {
                 nonces,
                 refreshing: tokio::sync::Mutex::new(()),
                 store,
-                ended: std::sync::Mutex::new(None),
+                ended: tokio::sync::watch::Sender::new(None),
             }),
         })
     }
@@ -109,11 +109,13 @@ impl Agent {
 
     /// Why the session ended, once its authorization server said the grant is gone.
     pub fn ended(&self) -> Option<String> {
-        self.inner
-            .ended
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.inner.ended.borrow().clone()
+    }
+
+    /// Why the session ended, as it changes (`None` while it holds): whoever shows the session
+    /// waits on it to tell the owner at once.
+    pub fn on_end(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        self.inner.ended.subscribe()
     }
 
     /// Sends `request` to the PDS and returns the JSON answer.
@@ -229,11 +231,7 @@ impl Agent {
             other => other.to_string(),
         };
         tracing::info!(reason = %why, "the authorization server ended the session");
-        *self
-            .inner
-            .ended
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why.clone());
+        self.inner.ended.send_replace(Some(why.clone()));
         OAuthError::SessionEnded(why)
     }
 

@@ -76,6 +76,7 @@ export const events = {
 	deploymentsStale: makeEvent<DeploymentsStale, DeploymentsStale>("deployments-stale"),
 	identityNamed: makeEvent<IdentityNamed, IdentityNamed>("identity-named"),
 	indexHealthChanged: makeEvent<IndexHealthChanged_Serialize, IndexHealthChanged_Deserialize>("index-health-changed"),
+	sessionEnded: makeEvent<SessionEnded, SessionEnded>("session-ended"),
 };
 
 /* Types */
@@ -934,6 +935,12 @@ export type SavedKubeconfig_Serialize = {
 
 /**  The session as the window shows it. */
 export type Session = Session_Serialize | Session_Deserialize;
+
+/**
+ *  The authorization server ended the session: the window reads the session again (it is
+ *  signed out, with why) and asks the owner to sign in.
+ */
+export type SessionEnded = null;
 
 /**  Where the session is. */
 export type SessionState = "signedOut" | "signingIn" | "signedIn";

@@ -122,6 +122,11 @@ export async function indexProblem(): Promise<string | null> {
   return unwrap(await commands.indexProblem());
 }
 
+/** Calls `handle` when the authorization server ended the session (read the session again). */
+export async function onSessionEnded(handle: () => void): Promise<() => void> {
+  return events.sessionEnded.listen(() => handle());
+}
+
 /** Calls `handle` when the index at `self` stops or starts being written again. */
 export async function onIndexHealthChanged(handle: (problem: string | null) => void): Promise<() => void> {
   return events.indexHealthChanged.listen((event) => handle(event.payload));

@@ -14,4 +14,5 @@ mod killed;
 mod market;
 mod offline;
 mod session;
+mod soak;
 mod support;

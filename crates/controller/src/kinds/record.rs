@@ -10,6 +10,10 @@
 //! is `spec.value` the cid is adopted without a write; if not, nothing is overwritten, the
 //! status says so, and the owning deployment decides (pull, or show the conflict).
 //!
+//! A write that finds the record at a cid this object wrote itself (its last write, when the
+//! spec's swap is older than it; or a write whose answer was lost, a timeout after the repo
+//! wrote) writes over it: that passes over no one else's record.
+//!
 //! A write that fails for now (core's retry rule) keeps its schedule in the status
 //! (`retry`: not before the default backoff, or the repo's `Retry-After` when longer), so the
 //! object's own status write, a trigger or a restart never brings it back sooner; a new value
@@ -72,11 +76,7 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
             .clone()
             .or_else(|| object.status.cid.clone())
             .map_or(Swap::Absent, Swap::Cid);
-        let written = self
-            .context
-            .repo()
-            .put(&spec.collection, &spec.rkey, &spec.value, swap)
-            .await;
+        let written = self.put(object, swap).await;
         match written {
             Ok(written) => {
                 self.record_write(object, written.uri.to_string(), written.cid)
@@ -110,6 +110,31 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
                 self.record_error(object, message, retry).await?;
                 Err(error.into())
             }
+        }
+    }
+
+    /// Writes the spec's value with `swap`. When the repo holds another record than `swap`
+    /// names but it is one this object wrote (its last write, or a write whose answer was
+    /// lost), the spec's swap was older than that write: the value is written over it, once.
+    async fn put(
+        &self,
+        object: &AtprotoRecordObject,
+        swap: Swap,
+    ) -> Result<swdesk_core::repo::Written, RepoError> {
+        let spec = &object.spec;
+        let repo = self.context.repo();
+        let written = repo
+            .put(&spec.collection, &spec.rkey, &spec.value, swap.clone())
+            .await;
+        match written {
+            Err(RepoError::SwapMismatch {
+                current: Some(current),
+            }) if written_here(object, &current) && swap != Swap::Cid(current.clone()) => {
+                let swap = Swap::Cid(current);
+                repo.put(&spec.collection, &spec.rkey, &spec.value, swap)
+                    .await
+            }
+            other => other,
         }
     }
 
@@ -226,6 +251,13 @@ impl Written {
         object.status.retry = None;
         object
     }
+}
+
+/// Whether `cid` is a record this object wrote: its last write, or one whose answer was lost.
+fn written_here(object: &AtprotoRecordObject, cid: &str) -> bool {
+    let status = &object.status;
+    status.cid.as_deref() == Some(cid)
+        || status.retry.as_ref().is_some_and(|retry| retry.cid == cid)
 }
 
 fn local_cid(spec: &AtprotoRecordSpec) -> Result<String, ReconcileError> {

@@ -250,3 +250,69 @@ async fn deleting_another_record_object_removes_the_record_only_under_delete() {
     assert!(world.repo.value(OWNER, NOTE, "kept").is_some());
     assert!(world.repo.value(OWNER, NOTE, "gone").is_none());
 }
+
+#[tokio::test]
+async fn a_write_whose_answer_was_lost_is_taken_as_ours_and_the_next_value_written_over_it() {
+    let world = World::new();
+    create(&world, "web", INFRA, value("first"), DeletionPolicy::Retain);
+    reconcile(&world, "web").await.unwrap();
+    world.repo.lose_next_answer();
+    assert!(
+        reconcile(&world, "web").await.is_err(),
+        "the answer was lost"
+    );
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "web"),
+        Some(value("first")),
+        "but the repo wrote it"
+    );
+    let mut object = get(&world, "web").unwrap();
+    object.spec.value = value("second");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "web"),
+        Some(value("second")),
+        "written over our own earlier write, not taken for someone else's"
+    );
+    let after = get(&world, "web").unwrap();
+    assert_eq!((after.status.error, after.status.retry), (None, None));
+}
+
+#[tokio::test]
+async fn a_swap_older_than_the_objects_own_last_write_does_not_stop_the_next_write() {
+    let world = World::new();
+    let first = written(&world, "web", INFRA, DeletionPolicy::Retain).await;
+    let stale = first.status.cid.clone().unwrap();
+    let mut object = get(&world, "web").unwrap();
+    object.spec.value = value("second");
+    object.spec.swap = Some(stale.clone());
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    reconcile(&world, "web").await.unwrap();
+    let mut object = get(&world, "web").unwrap();
+    assert_eq!(object.status.error, None);
+    object.spec.value = value("third");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    assert_eq!(
+        get(&world, "web").unwrap().spec.swap,
+        Some(stale),
+        "the spec's swap is old"
+    );
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(world.repo.value(OWNER, INFRA, "web"), Some(value("third")));
+    assert_eq!(get(&world, "web").unwrap().status.error, None);
+
+    world
+        .repo
+        .write_directly(OWNER, INFRA, "web", value("someone else's"));
+    let mut object = get(&world, "web").unwrap();
+    object.spec.value = value("fourth");
+    world.store.replace::<AtprotoRecordSpec>(&object).unwrap();
+    reconcile(&world, "web").await.unwrap();
+    assert_eq!(
+        world.repo.value(OWNER, INFRA, "web"),
+        Some(value("someone else's")),
+        "a record this object did not write is never written over"
+    );
+    assert!(get(&world, "web").unwrap().status.error.is_some());
+}

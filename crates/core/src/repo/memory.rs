@@ -32,6 +32,7 @@ pub struct MemoryRepo {
     calls: CallCounter,
     offline: AtomicBool,
     during_next_put: Mutex<Option<DuringPut>>,
+    lose_next_answer: AtomicBool,
 }
 
 impl std::fmt::Debug for MemoryRepo {
@@ -62,7 +63,14 @@ impl MemoryRepo {
             calls: CallCounter::default(),
             offline: AtomicBool::new(false),
             during_next_put: Mutex::new(None),
+            lose_next_answer: AtomicBool::new(false),
         }
+    }
+
+    /// The next `put` is carried out, but its answer is lost: the caller sees the repo as
+    /// unreachable (a timeout after the PDS wrote).
+    pub fn lose_next_answer(&self) {
+        self.lose_next_answer.store(true, Ordering::SeqCst);
     }
 
     /// Runs `during` while the next `put` is in flight, after its record is stored and before
@@ -231,6 +239,9 @@ impl RecordRepo for MemoryRepo {
             .take();
         if let Some(during) = during {
             during();
+        }
+        if self.lose_next_answer.swap(false, Ordering::SeqCst) {
+            return Err(RepoError::unavailable("the answer was lost (test)"));
         }
         let uri =
             RecordUri::new(&self.owner, collection, rkey).map_err(|error| RepoError::Invalid {

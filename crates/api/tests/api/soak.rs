@@ -1,0 +1,326 @@
+//! The soak (`cargo xtask soak --minutes N`; ignored in a plain run): for N minutes the owner
+//! declares, edits, releases and ends deployments against the real PDS behind the fault proxy,
+//! which answers 429 (with `Retry-After`) and 503 at random. Every minute the faults stop, the
+//! controller is given time to settle, and the invariants are checked against the repo as
+//! anyone reads it:
+//! - every live deployment's record holds its declaration (nothing declared is lost);
+//! - the repo holds one record per deployment ever made, and nothing else but the index;
+//! - every ended deployment's record says it ended;
+//! - the index lists exactly the live deployments, each once.
+//!
+//! It prints the operations done, the faults injected, the checks and the invariant violations
+//! (which must be 0), and the process's memory at start and end.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use swdesk_api::controller::AccountController;
+use swdesk_core::infra::{Contract, ContractState, InfraSpec};
+use swdesk_core::name::Name;
+use swdesk_core::object::ConditionStatus;
+use swdesk_core::timestamp::Clock as _;
+use swdesk_devnet::Fault;
+
+use crate::faults::{PUT_RECORD, pds_behind_proxy};
+use crate::session::{network_of, signed_in};
+use crate::support::{
+    declare_infra, edit_infra, index_rkeys, infra, public_record, public_rkeys, quick_engine,
+    sync_state,
+};
+
+/// How long the soak runs, from `SWDESK_SOAK_MINUTES`.
+const MINUTES_ENV: &str = "SWDESK_SOAK_MINUTES";
+/// How long the controller may take to settle once the faults stop: its longest backoff (5
+/// min, a run that failed many times in a row) and a minute more.
+const SETTLE: Duration = Duration::from_secs(360);
+/// The most deployments live at once.
+const MAX_LIVE: usize = 12;
+
+/// A small deterministic random source (xorshift), seeded per run.
+struct Dice(u64);
+
+impl Dice {
+    fn roll(&mut self, sides: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % sides.max(1)
+    }
+}
+
+/// What the soak did and found.
+#[derive(Debug, Default)]
+struct Tally {
+    declared: u64,
+    edited: u64,
+    released: u64,
+    ended: u64,
+    faults: u64,
+    checks: u64,
+    violations: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the soak: `cargo xtask soak --minutes N`"]
+async fn soak() {
+    let minutes: u64 = std::env::var(MINUTES_ENV)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(1);
+    let data = tempfile::tempdir().unwrap();
+    let (_storage, pds, proxy) = pds_behind_proxy(data.path()).await;
+    let pds_url = pds.info().pds_url.clone();
+    let (network, store) = network_of(&pds, "soak");
+    let account = pds.create_account("soak").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let controller =
+        AccountController::start(&data.path().join("app"), agent, resolver, quick_engine())
+            .await
+            .unwrap();
+    let memory_at_start = resident_kib();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |since| since.as_nanos() as u64 | 1);
+    let mut dice = Dice(seed);
+    let mut tally = Tally::default();
+    let mut live: Vec<String> = Vec::new();
+    let mut made: BTreeSet<String> = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(minutes * 60);
+    let mut next_check = Instant::now() + Duration::from_secs(60);
+    loop {
+        act(&controller, &mut dice, &mut tally, &mut live, &mut made);
+        if dice.roll(6) == 0 {
+            tally.faults += inject(&proxy, &mut dice);
+        }
+        tokio::time::sleep(Duration::from_millis(200 + dice.roll(600))).await;
+        let finished = Instant::now() >= deadline;
+        if finished || Instant::now() >= next_check {
+            let repo = (pds_url.as_str(), account.did.as_str());
+            check(&controller, repo, &live, &made, &mut tally).await;
+            next_check = Instant::now() + Duration::from_secs(60);
+        }
+        if finished {
+            break;
+        }
+    }
+    let memory_at_end = resident_kib();
+    let injected = proxy.injected();
+    println!(
+        "soak: {minutes} min (seed {seed}): {} declared, {} edited, {} released, {} ended; \
+         {} faults scheduled, {injected} injected; {} checks, {} invariant violations; \
+         memory {} MiB at start, {} MiB at end ({:+.1}%)",
+        tally.declared,
+        tally.edited,
+        tally.released,
+        tally.ended,
+        tally.faults,
+        tally.checks,
+        tally.violations.len(),
+        memory_at_start / 1024,
+        memory_at_end / 1024,
+        (memory_at_end as f64 / memory_at_start.max(1) as f64 - 1.0) * 100.0,
+    );
+    for violation in &tally.violations {
+        println!("violation: {violation}");
+    }
+    controller.stop().await;
+    signed.sign_out().await.unwrap();
+    pds.stop().await.unwrap();
+    assert!(tally.violations.is_empty(), "{:?}", tally.violations);
+}
+
+/// One thing the owner does: declare, edit, release the contract, or end a deployment.
+fn act(
+    controller: &AccountController,
+    dice: &mut Dice,
+    tally: &mut Tally,
+    live: &mut Vec<String>,
+    made: &mut BTreeSet<String>,
+) {
+    let store = controller.store();
+    let pick = |dice: &mut Dice, live: &[String]| {
+        let index = usize::try_from(dice.roll(live.len() as u64)).unwrap_or(0);
+        live.get(index).cloned()
+    };
+    match dice.roll(10) {
+        0..=2 if live.len() < MAX_LIVE => {
+            let name = format!("soak{}", made.len());
+            declare_infra(store, &name, &format!("{name} v0"));
+            edit_infra(store, &name, |spec| {
+                spec.contracts = vec![staged_contract()]
+            });
+            made.insert(name.clone());
+            live.push(name);
+            tally.declared += 1;
+        }
+        3..=6 => {
+            if let Some(name) = pick(dice, live) {
+                let version = dice.roll(1_000_000);
+                edit_infra(store, &name, |spec| {
+                    spec.description = Some(format!("{name} v{version}"));
+                });
+                tally.edited += 1;
+            }
+        }
+        7 => {
+            if let Some(name) = pick(dice, live) {
+                edit_infra(store, &name, release_contracts);
+                tally.released += 1;
+            }
+        }
+        8 if live.len() > 2 => {
+            if let Some(name) = pick(dice, live) {
+                let now = swdesk_controller::SystemClock.now();
+                store
+                    .delete::<InfraSpec>(&Name::parse(&name).unwrap(), now)
+                    .unwrap();
+                live.retain(|other| *other != name);
+                tally.ended += 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn staged_contract() -> Contract {
+    Contract {
+        name: "guest".to_owned(),
+        state: ContractState::Staged,
+        ..Contract::default()
+    }
+}
+
+fn release_contracts(spec: &mut InfraSpec) {
+    for contract in &mut spec.contracts {
+        contract.state = ContractState::Released;
+    }
+}
+
+/// Schedules a few faults on the repo's writes or reads; how many.
+fn inject(proxy: &swdesk_devnet::FaultProxy, dice: &mut Dice) -> u64 {
+    let path = match dice.roll(3) {
+        0 => PUT_RECORD,
+        1 => "/xrpc/com.atproto.repo.getRecord",
+        _ => "/xrpc/com.atproto.repo.listRecords",
+    };
+    let times = 1 + dice.roll(3);
+    let (status, retry_after) = match dice.roll(2) {
+        0 => (429, Some("1".to_owned())),
+        _ => (503, None),
+    };
+    proxy.inject(Fault {
+        path: path.to_owned(),
+        status,
+        retry_after,
+        times: usize::try_from(times).unwrap_or(1),
+    });
+    times
+}
+
+/// Lets the controller settle (faults already scheduled still run out), then checks every
+/// invariant of the module doc against the repo.
+async fn check(
+    controller: &AccountController,
+    (pds_url, did): (&str, &str),
+    live: &[String],
+    made: &BTreeSet<String>,
+    tally: &mut Tally,
+) {
+    tally.checks += 1;
+    let settled = tokio::time::timeout(SETTLE, async {
+        loop {
+            let in_sync = live.iter().all(|name| {
+                sync_state(controller, name)
+                    .is_some_and(|(truth, _, _)| truth == ConditionStatus::True)
+            });
+            let ended_gone = made
+                .iter()
+                .filter(|name| !live.contains(name))
+                .all(|name| infra(controller.store(), name).is_none());
+            let index = public_record(pds_url, did, "self").await;
+            let listed = index.as_ref().map(|index| index_rkeys(index, "live"));
+            let mut expected: Vec<String> = live.to_vec();
+            expected.sort();
+            if in_sync && ended_gone && listed.as_ref() == Some(&expected) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    })
+    .await;
+    if settled.is_err() {
+        let mut unsettled = Vec::new();
+        for name in made {
+            let done = if live.contains(name) {
+                sync_state(controller, name)
+                    .is_some_and(|(truth, _, _)| truth == ConditionStatus::True)
+            } else {
+                infra(controller.store(), name).is_none()
+            };
+            if !done {
+                unsettled.push(format!("{name}: {}", state_of(controller, name).await));
+            }
+        }
+        let index = public_record(pds_url, did, "self").await;
+        tally.violations.push(format!(
+            "check {}: not settled within {} s: {unsettled:?}; the index lists {:?}",
+            tally.checks,
+            SETTLE.as_secs(),
+            index.map(|index| index_rkeys(&index, "live"))
+        ));
+        eprintln!("{}", tally.violations.last().map_or("", String::as_str));
+    }
+    for name in live {
+        let declared = infra(controller.store(), name).and_then(|object| object.spec.description);
+        let record = public_record(pds_url, did, name).await;
+        let published = record
+            .as_ref()
+            .and_then(|record| record["description"].as_str().map(str::to_owned));
+        if declared.is_none() || declared != published {
+            let state = state_of(controller, name).await;
+            tally.violations.push(format!(
+                "check {}: {name} declares {declared:?}, its record says {published:?} ({state})",
+                tally.checks
+            ));
+        }
+    }
+    for name in made.iter().filter(|name| !live.contains(name)) {
+        let record = public_record(pds_url, did, name).await;
+        if record.as_ref().map(|record| &record["status"]["phase"]) != Some(&"ended".into()) {
+            tally
+                .violations
+                .push(format!("check {}: {name} did not end", tally.checks));
+        }
+    }
+    let mut expected: Vec<String> = made.iter().cloned().collect();
+    expected.push("self".to_owned());
+    expected.sort();
+    let rkeys = public_rkeys(pds_url, did).await;
+    if rkeys != expected {
+        tally.violations.push(format!(
+            "check {}: the repo holds {rkeys:?}, not one record per deployment {expected:?}",
+            tally.checks
+        ));
+    }
+}
+
+/// How the deployment `name` stands, for a violation's report.
+async fn state_of(controller: &AccountController, name: &str) -> String {
+    let view = controller
+        .sync_view::<InfraSpec>(&Name::parse(name).unwrap())
+        .await;
+    format!("{:?}; {view:?}", sync_state(controller, name))
+}
+
+/// The process's resident memory, in KiB.
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}

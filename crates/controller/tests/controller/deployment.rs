@@ -9,6 +9,7 @@ use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec,
 use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
 use swdesk_core::object::{Condition, ConditionStatus, Object};
+use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_store::ObjectOf;
 
@@ -201,6 +202,40 @@ async fn edits_on_both_sides_stop_at_a_conflict_and_nothing_is_overwritten() {
         Some("ours"),
         "the spec is untouched"
     );
+}
+
+#[tokio::test]
+async fn an_edit_made_while_our_own_write_was_in_flight_is_pushed_not_a_conflict() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "v1", vec![]);
+    core.settle(&world).await;
+    let edit = |store: &swdesk_store::Store, description: &str| {
+        let name = Name::parse("web").unwrap();
+        let mut object = store.get::<InfraSpec>(&name).unwrap().unwrap();
+        object.spec.description = Some(description.to_owned());
+        store.replace::<InfraSpec>(&object).unwrap();
+    };
+    edit(&world.store, "v2");
+    let store = world.store.clone();
+    world.repo.during_next_put(move || {
+        // While v2 is being written, the owner edits again and the deployment hands the
+        // child v3: the write of v2 lands on a child that already wants v3.
+        edit(&store, "v3");
+        let mut child = store.list::<AtprotoRecordSpec>().unwrap().remove(0);
+        child.spec.value["description"] = json!("v3");
+        store.replace::<AtprotoRecordSpec>(&child).unwrap();
+    });
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    assert_eq!(
+        synced(&object).0,
+        ConditionStatus::True,
+        "{:?}",
+        synced(&object)
+    );
+    assert_eq!(record(&world, "web").unwrap()["description"], "v3");
 }
 
 #[tokio::test]

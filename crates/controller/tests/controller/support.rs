@@ -158,7 +158,8 @@ impl Core {
         }
     }
 
-    async fn run<Rec: Reconciler>(&self, reconciler: &Rec, kind: Kind, name: &Name) {
+    /// One reconcile of `name` by `reconciler` (of `kind`), its error left to the next round.
+    pub async fn run<Rec: Reconciler>(&self, reconciler: &Rec, kind: Kind, name: &Name) {
         // Errors are retried by the runtime; here the next round is the retry.
         let _ = reconciler
             .reconcile(&ObjectKey::new(kind, name.clone()))

@@ -71,7 +71,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return Ok(Action::AwaitChange);
         };
         self.show_writer_status(object, &mut status, &observed);
-        match self.decide(object, &observed.rkey, observed.facts.as_ref())? {
+        match self.decide(object, &observed, false)? {
             SyncAction::Pull => self.pull(object, status, &observed).await,
             SyncAction::Push => self.push_declaration(object, status, &observed).await,
             SyncAction::InSync => {

@@ -132,7 +132,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let Some(observed) = self.observe_or_report(object, &mut status).await? else {
             return Ok(Action::AwaitChange);
         };
-        let action = self.decide(object, &observed.rkey, observed.facts.as_ref())?;
+        let ours = self.repo_holds_our_write(object, &observed).await?;
+        let action = self.decide(object, &observed, ours)?;
         self.act(object, status, &observed, action).await
     }
 
@@ -249,12 +250,29 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
     }
 
+    /// Whether the record in the repo is this device's own last write (its child wrote it at
+    /// that cid), whatever the status agreed last: then it is no edit made elsewhere.
+    async fn repo_holds_our_write(
+        &self,
+        object: &ObjectOf<D>,
+        observed: &Observed,
+    ) -> Result<bool, ReconcileError> {
+        let Some(remote) = observed.remote.as_ref() else {
+            return Ok(false);
+        };
+        let child = self.child(object).await?;
+        Ok(child.and_then(|child| child.status.cid).as_deref() == Some(remote.cid.as_str()))
+    }
+
+    /// The sync action for what was observed; a record that is our own last write counts as
+    /// agreed (an edit here since then is pushed, never taken for a conflict).
     fn decide(
         &self,
         object: &ObjectOf<D>,
-        rkey: &Rkey,
-        facts: Option<&RecordFacts>,
+        observed: &Observed,
+        ours: bool,
     ) -> Result<SyncAction, ReconcileError> {
+        let (rkey, facts) = (&observed.rkey, observed.facts.as_ref());
         let spec = Declaration::of_spec(object.spec.infra())
             .hash()
             .map_err(invalid)?;
@@ -268,7 +286,10 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             record,
             ever_bound: status.record.is_some(),
             spec,
-            last: status.last_declaration_hash,
+            last: facts
+                .filter(|_| ours)
+                .map(|facts| facts.hash)
+                .or(status.last_declaration_hash),
             mode: object.spec.infra().record.sync,
         }))
     }

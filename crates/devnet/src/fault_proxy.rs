@@ -141,6 +141,11 @@ impl FaultProxy {
             .collect()
     }
 
+    /// The PDS behind the proxy, for a test's own reads that no fault may touch.
+    pub fn upstream(&self) -> &str {
+        &self.shared.upstream
+    }
+
     /// How many faults were injected so far.
     pub fn injected(&self) -> usize {
         lock(&self.shared.seen)

@@ -88,6 +88,8 @@ impl FaultProxy {
     /// Listens on `127.0.0.1:<public_port>` and forwards to `http://localhost:<upstream_port>`.
     pub async fn start(public_port: u16, upstream_port: u16) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", public_port)).await?;
+        // Test support on loopback only: it forwards to the sandbox PDS the test started, never
+        // to a peer, so it is a plain client rather than the app's outbound policy.
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -139,6 +141,12 @@ impl FaultProxy {
             .filter(|seen| seen.path.starts_with(path))
             .cloned()
             .collect()
+    }
+
+    /// Drops every fault scheduled and not yet met (a test stops the faults before it waits
+    /// for the app to settle).
+    pub fn clear(&self) {
+        lock(&self.shared.faults).clear();
     }
 
     /// The PDS behind the proxy, for a test's own reads that no fault may touch.

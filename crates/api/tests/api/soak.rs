@@ -1,8 +1,8 @@
 //! The soak (`cargo xtask soak --minutes N`; ignored in a plain run): for N minutes the owner
 //! declares, edits, releases and ends deployments against the real PDS behind the fault proxy,
-//! which answers 429 (with `Retry-After`) and 503 at random. Every minute the faults stop, the
-//! controller is given time to settle, and the invariants are checked against the repo as
-//! anyone reads it:
+//! which answers 429 (with `Retry-After`) and 503 at random. Every minute the faults stop (the
+//! ones scheduled and not yet met are dropped), the controller is given time to settle, and
+//! the invariants are checked against the repo as anyone reads it:
 //! - every live deployment's record holds its declaration (nothing declared is lost);
 //! - the repo holds one record per deployment ever made, and nothing else but the index;
 //! - every ended deployment's record says it ended;
@@ -96,6 +96,7 @@ async fn soak() {
         tokio::time::sleep(Duration::from_millis(200 + dice.roll(600))).await;
         let finished = Instant::now() >= deadline;
         if finished || Instant::now() >= next_check {
+            proxy.clear();
             let repo = (pds_url.as_str(), account.did.as_str());
             check(&controller, repo, &live, &made, &mut tally).await;
             next_check = Instant::now() + Duration::from_secs(60);

@@ -7,12 +7,13 @@
 //! the reference names.
 
 use serde_json::Value;
-use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::identity::{IdentityError, Resolver};
 use swdesk_core::compute::StrongRef;
+use swdesk_core::retry::transient_status;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
 use swdesk_lexicon::syntax::AtUri;
 
-use crate::account::{send, xrpc_url};
+use crate::account::{AccountError, send, xrpc_url};
 use crate::xrpc::Refusal;
 
 /// A record as its author's PDS holds it.
@@ -50,7 +51,7 @@ pub async fn fetch(
     let (author, collection, rkey) = parts(&reference.uri)?;
     let answer = get_record(resolver, http, &author, &collection, &rkey)
         .await
-        .map_err(|error| Refusal::invalid(format!("{} cannot be read: {error}", reference.uri)))?;
+        .map_err(|refusal| refusal.about(&format!("{} cannot be read", reference.uri)))?;
     let found = answer["cid"].as_str().unwrap_or_default();
     if found != reference.cid {
         return Err(Refusal::invalid(format!(
@@ -66,23 +67,34 @@ pub async fn fetch(
     })
 }
 
-/// `com.atproto.repo.getRecord` of `author`'s record at its PDS, as the PDS answers it.
+/// `com.atproto.repo.getRecord` of `author`'s record at its PDS, as the PDS answers it. A PLC
+/// or PDS that does not answer for now is an `UpstreamFailure` (the caller may try again); only
+/// what the record or its author is makes the call invalid.
 async fn get_record(
     resolver: &Resolver,
     http: &reqwest::Client,
     author: &str,
     collection: &str,
     rkey: &str,
-) -> Result<Value, String> {
-    let identity = resolver
-        .resolve_did(author)
-        .await
-        .map_err(|error| format!("the author {author} cannot be resolved: {error}"))?;
+) -> Result<Value, Refusal> {
+    let identity = resolver.resolve_did(author).await.map_err(|error| {
+        let reason = format!("the author {author} cannot be resolved: {error}");
+        match error {
+            IdentityError::DidUnreachable { .. } => Refusal::upstream(reason),
+            _ => Refusal::invalid(reason),
+        }
+    })?;
     let url = xrpc_url(&identity.pds, "com.atproto.repo.getRecord");
     let query = [("repo", author), ("collection", collection), ("rkey", rkey)];
     send("com.atproto.repo.getRecord", http.get(url).query(&query))
         .await
-        .map_err(|error| error.to_string())
+        .map_err(|error| match error {
+            AccountError::Unreachable { .. } => Refusal::upstream(error.to_string()),
+            AccountError::Refused { status, .. } if transient_status(status) => {
+                Refusal::upstream(error.to_string())
+            }
+            _ => Refusal::invalid(error.to_string()),
+        })
 }
 
 /// Whether `fetched` carries inline signatures that verify as its author's, each by a key the
@@ -95,9 +107,12 @@ pub async fn check_attested(
     what: &str,
 ) -> Result<(), Refusal> {
     for key in check_signed(&fetched.value, &fetched.author, what)? {
-        let published = get_record(resolver, http, &fetched.author, badge_blue_key::NSID, &key)
-            .await
-            .is_ok_and(|answer| answer["value"]["key"].as_str() == Some(key.as_str()));
+        let published =
+            match get_record(resolver, http, &fetched.author, badge_blue_key::NSID, &key).await {
+                Ok(answer) => answer["value"]["key"].as_str() == Some(key.as_str()),
+                Err(refusal) if refusal.status.is_server_error() => return Err(refusal),
+                Err(_) => false,
+            };
         if !published {
             return Err(Refusal::invalid(format!(
                 "the {what} is signed with {key}, a key its author {} does not publish",
@@ -142,6 +157,7 @@ pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use swdesk_atproto::identity::IdentityConfig;
 
     #[test]
     fn a_record_uri_splits_into_author_collection_and_key() {
@@ -166,5 +182,35 @@ mod tests {
         let value =
             serde_json::json!({"$type": "com.publicdomainrelay.temp.market.rfp", "signatures": []});
         assert!(check_signed(&value, "did:plc:abc", "RFP").is_err());
+    }
+
+    /// A PLC that does not answer is the bidder's trouble, not the caller's: an
+    /// `UpstreamFailure` the caller may retry, never an `InvalidRequest` that ends its flow.
+    #[tokio::test]
+    async fn an_unreachable_directory_is_an_upstream_failure_not_an_invalid_request() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let plc: url::Url = format!("http://{}", closed.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        drop(closed);
+        let identity = IdentityConfig::sandbox(plc.clone(), plc);
+        let http = swdesk_net::Outbound::new(identity.net_policy().with_any_loopback_port());
+        let resolver = Resolver::new(identity, http);
+        let reference = StrongRef {
+            uri: "at://did:plc:abc/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2a".into(),
+            cid: "bafyreiclljjrhpwdk6jyeeei6t2tsmao4y6bq54mbogbqr2yyizwn7hwri".into(),
+        };
+        let refusal = fetch(&resolver, &reqwest::Client::new(), &reference)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (refusal.status.as_u16(), refusal.error.as_str()),
+            (502, "UpstreamFailure"),
+            "{refusal:?}"
+        );
+        assert!(
+            refusal.message.starts_with("at://did:plc:abc/"),
+            "{refusal:?}"
+        );
     }
 }

@@ -46,6 +46,14 @@ impl Refusal {
         Self::new(StatusCode::BAD_GATEWAY, "UpstreamFailure", message)
     }
 
+    /// The same refusal, its message prefixed with what it was about.
+    pub fn about(self, context: &str) -> Self {
+        Self {
+            message: format!("{context}: {}", self.message),
+            ..self
+        }
+    }
+
     fn new(status: StatusCode, error: &str, message: impl Into<String>) -> Self {
         Self {
             status,

@@ -2,8 +2,8 @@
 //! bidders, a free one and a paid one (`bids.x402` terms asking 0.35): requesting it runs a real
 //! auction, the free bidder wins (this app does not pay) while the paid offer is shown with its
 //! price, the contract reaches Deployed with its winner and receipt (opened in the owner's
-//! browser, which shows the winner's receipt record), and one click releases it (the winner
-//! tears its guest down).
+//! browser, which shows the winner's receipt record; the receipt shown proven, with the key
+//! binding that held), and one click releases it (the winner tears its guest down).
 
 use std::time::Duration;
 
@@ -74,6 +74,20 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
     assert!(
         bids.contains("0.35") && bids.contains("free"),
         "both bids are shown, the paid one with its price: {bids}"
+    );
+    assert_eq!(
+        window
+            .text_of("[data-contract='vm'] [data-testid='receipt-proof']")
+            .await?,
+        "proven",
+        "the receipt came with its repo's signed commit, checked"
+    );
+    let check = window
+        .text_of("[data-contract='vm'] [data-testid='receipt-check']")
+        .await?;
+    assert!(
+        check.contains("signed with a key the author's repo publishes"),
+        "the window names the key binding that held: {check}"
     );
     assert_eq!(paid.state().bids.len(), 1, "the paid bidder bid");
     assert_eq!(paid.state().guests.len(), 0, "the paid bidder runs nothing");

@@ -4,7 +4,8 @@
 //! requesting the contract runs a real auction with a stranger's implementation, the contract
 //! reaches Deployed on the bidder's `vm.onNetwork` (read from its repo) with the deployment in
 //! sync, and one click releases it (in sync again): the public bidder logs our `vm.delete` and
-//! destroys its guest.
+//! destroys its guest. The receipt is marked unproven (the peer's PDS serves no CAR proof) and
+//! its check names the binding that held (a key the bidder's DID document lists).
 
 use std::time::Duration;
 
@@ -43,6 +44,21 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
             peer.bidder_did
         )),
         "the public bidder won and its receipt verified: {contract}"
+    );
+    assert_eq!(
+        window
+            .text_of("[data-contract='vm'] [data-testid='receipt-proof']")
+            .await?,
+        "unproven",
+        "the public market's PDS serves no CAR proof, and the window marks its receipt so"
+    );
+    let check = window
+        .text_of("[data-contract='vm'] [data-testid='receipt-check']")
+        .await?;
+    assert!(
+        check.contains("DID document lists"),
+        "the receipt's signing key is bound the public implementation's way, and the window \
+         says so: {check}"
     );
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)

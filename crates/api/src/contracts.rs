@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+use swdesk_core::auction::trust::RecordCheck;
 use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
 use swdesk_core::uri::RecordUri;
 
@@ -36,6 +37,30 @@ pub struct BidView {
     pub won: bool,
     /// Why it does not count, when it was refused (one cut line).
     pub refused: Option<String>,
+    /// What was verified of its record, when it was fetched.
+    pub checked: Option<CheckView>,
+}
+
+/// What was verified of a peer's record before it counted: proven by its repo's signed commit
+/// or read on its PDS's word, and how its signing keys are bound to its author.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct CheckView {
+    /// Whether its bytes were proven by its repo's signed commit.
+    pub proven: bool,
+    /// The check in one line ("proven by its repo's signed commit (rev …); signed with a key
+    /// the author's DID document lists").
+    pub summary: String,
+}
+
+impl From<&RecordCheck> for CheckView {
+    fn from(check: &RecordCheck) -> Self {
+        Self {
+            proven: check.is_proven(),
+            summary: check.describe(),
+        }
+    }
 }
 
 /// An event the provider reported about the guest.
@@ -81,13 +106,14 @@ pub struct TimelineEntry {
     pub message: Option<String>,
 }
 
-/// What a ComputeContract adds to its contract's view: bids, guest events, history (all empty
-/// without one).
+/// What a ComputeContract adds to its contract's view: bids, guest events, history, the
+/// receipt's check (all empty without one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Observed {
     pub bids: Vec<BidView>,
     pub events: Vec<GuestEventView>,
     pub history: Vec<PhaseChangeView>,
+    pub receipt_checked: Option<CheckView>,
 }
 
 /// The bids, events and history of `compute`.
@@ -108,10 +134,12 @@ pub(crate) fn observed(compute: Option<&ComputeContractObject>) -> Observed {
                 cost: bid.cost.clone(),
                 won: bid.refused.is_none() && winner == Some(bid.bidder.as_str()),
                 refused: bid.refused.clone(),
+                checked: bid.checked.as_ref().map(CheckView::from),
             })
             .collect(),
         events: status.events.iter().map(event_view).collect(),
         history: status.history.iter().map(change_view).collect(),
+        receipt_checked: status.receipt_checked.as_ref().map(CheckView::from),
     }
 }
 

@@ -32,7 +32,7 @@ use swdesk_core::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
-use crate::contracts::{self, BidView, GuestEventView, PhaseChangeView, TimelineEntry};
+use crate::contracts::{self, BidView, CheckView, GuestEventView, PhaseChangeView, TimelineEntry};
 use crate::controller::OWN_INDEX;
 use crate::serde_name as text;
 
@@ -131,6 +131,8 @@ pub struct ContractView {
     pub receipt: Option<String>,
     /// Where the receipt record can be read (its author's PDS `getRecord`), when known.
     pub receipt_url: Option<String>,
+    /// What was verified of the receipt's record, once it is.
+    pub receipt_checked: Option<CheckView>,
     /// What the contract says about itself (why it waits, why it failed).
     pub message: Option<String>,
     /// The bids received, as they arrived.
@@ -569,6 +571,7 @@ fn contract_view(
         winner_handle: None,
         receipt: seen.and_then(|seen| seen.receipt.clone()),
         receipt_url: None,
+        receipt_checked: observed.receipt_checked,
         message: seen.and_then(|seen| seen.message.clone()),
         bids: observed.bids,
         events: observed.events,

@@ -14,6 +14,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::auction::trust::RecordCheck;
 use crate::infra::{Contract, DeploymentKind};
 use crate::name::Name;
 use crate::retry::Backoff;
@@ -107,6 +108,9 @@ pub struct Bid {
     /// check out), one cut line; `None` for a bid that counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// What was verified of its record (proof, key binding), when it was fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<RecordCheck>,
 }
 
 /// The most phase changes a status keeps.
@@ -158,6 +162,9 @@ pub struct ComputeContractStatus {
     /// The winner's market receipt: from now on the contract holds a guest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt: Option<StrongRef>,
+    /// What was verified of the receipt's record (proof, key binding), once it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_checked: Option<RecordCheck>,
     /// The bids received.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bids: Vec<Bid>,
@@ -323,6 +330,7 @@ mod tests {
             received_at: Timestamp::MIN,
             cost: None,
             refused: None,
+            checked: None,
         }
     }
 

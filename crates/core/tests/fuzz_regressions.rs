@@ -54,6 +54,7 @@ fn received(uri: &str, rfp_uri: &str, rfp_cid: &str) -> ReceivedBid {
         },
         record: serde_json::from_value(record).expect("a bid"),
         received_at: at(1),
+        checked: None,
     }
 }
 

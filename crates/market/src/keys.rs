@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 use swdesk_atproto::attestation::SignatureCheck;
+pub use swdesk_core::auction::trust::KeyBinding;
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Timestamp;
@@ -81,17 +82,6 @@ pub async fn is_published<R: RecordRepo>(
     Ok(found.is_some_and(|record| record.value["key"].as_str() == Some(did_key)))
 }
 
-/// How a key that signed a record of an author's is bound to that author.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyBinding {
-    /// The author's repo publishes it as a `market.badgeBlueKey`.
-    Published,
-    /// The author's DID document lists it.
-    AuthorDocument,
-    /// The DID document of the signature's `issuer` (named here) lists it.
-    IssuerDocument(String),
-}
-
 /// How `signer`'s key is bound to `author`, or `None` when it is not.
 pub async fn binding<R: RecordRepo, P: Peers>(
     repo: &R,
@@ -99,15 +89,19 @@ pub async fn binding<R: RecordRepo, P: Peers>(
     author: &str,
     signer: &SignatureCheck,
 ) -> Result<Option<KeyBinding>, KeyError> {
-    if is_published(repo, author, &signer.key).await? {
-        return Ok(Some(KeyBinding::Published));
+    let key = signer.key.clone();
+    if is_published(repo, author, &key).await? {
+        return Ok(Some(KeyBinding::Published { key }));
     }
-    if listed_by(peers, author, &signer.key).await {
-        return Ok(Some(KeyBinding::AuthorDocument));
+    if listed_by(peers, author, &key).await {
+        return Ok(Some(KeyBinding::AuthorDocument { key }));
     }
     match signer.issuer.as_deref() {
-        Some(issuer) if issuer != author && listed_by(peers, issuer, &signer.key).await => {
-            Ok(Some(KeyBinding::IssuerDocument(issuer.to_owned())))
+        Some(issuer) if issuer != author && listed_by(peers, issuer, &key).await => {
+            Ok(Some(KeyBinding::IssuerDocument {
+                key,
+                issuer: issuer.to_owned(),
+            }))
         }
         _ => Ok(None),
     }

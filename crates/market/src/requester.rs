@@ -31,6 +31,7 @@ use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, re
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
+use swdesk_core::auction::trust::RecordCheck;
 use swdesk_core::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
@@ -520,8 +521,8 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             tracing::warn!(bid = %reference.uri, %why, "the bid does not count");
             refused_bid(reference, received_at, why)
         };
-        let fetched = match self.fetch_signed(&reference).await {
-            Ok(record) => record,
+        let (fetched, checked) = match self.fetch_signed(&reference).await {
+            Ok(fetched) => fetched,
             Err(Stop::Retry(why) | Stop::Fail(why)) => return Err(refuse(&reference, &why)),
         };
         let record = bid::Bid::from_record_value(fetched.value)
@@ -530,6 +531,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             reference,
             record,
             received_at,
+            checked: Some(checked),
         };
         admit(auction, &received).map_err(|refusals| {
             let why: Vec<String> = refusals.iter().map(ToString::to_string).collect();
@@ -558,7 +560,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             return Ok(Outcome::GrantReceived(None));
         };
         let grant_ref = self.peers.fetch_grant(url, free_accept).await?;
-        let grant = self.fetch_signed(&grant_ref).await?;
+        let (grant, _) = self.fetch_signed(&grant_ref).await?;
         let grant = receipts::free::Free::from_record_value(grant.value)
             .map_err(|error| Stop::Fail(format!("the grant is not a receipts.free: {error}")))?;
         let ours = self.fetch(free_accept).await?;
@@ -590,6 +592,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             receipt: answer.receipt,
             submit_event: answer.submit_event,
             bidder: won.winner.bidder.clone(),
+            checked: None,
         }))
     }
 
@@ -597,7 +600,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         let Step::AcceptSent { won, accept, held } = &flow.step else {
             return Err(Stop::Fail("no receipt to verify".to_owned()));
         };
-        let fetched = self.fetch_signed(&held.receipt).await?;
+        let (fetched, check) = self.fetch_signed(&held.receipt).await?;
         let receipt = receipt::Receipt::from_record_value(fetched.value.clone())
             .map_err(|error| Stop::Fail(format!("the receipt is not a market.receipt: {error}")))?;
         let ours = self.fetch(accept).await?;
@@ -613,7 +616,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             verify_stored_receipt(&held.receipt.uri, &receipt, &fetched.value, &deal),
             "the receipt",
         )?;
-        Ok(Outcome::ReceiptVerified(self.clock.now()))
+        Ok(Outcome::ReceiptVerified(self.clock.now(), check))
     }
 
     /// Looks (for a little while) for the provider's `vm.onNetwork` about our receipt in its
@@ -719,6 +722,11 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     /// The record `reference` names, at exactly its cid: proven by its repo's signed commit
     /// (its cid computed from its bytes), or read unproven where the repo serves no proof.
     async fn fetch(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
+        Ok(self.fetch_proven(reference).await?.record)
+    }
+
+    /// [`Self::fetch`], with how far the record is proven (a peer's why cut to one line).
+    async fn fetch_proven(&self, reference: &StrongRef) -> Result<ProvenRecord, Stop> {
         let uri = RecordUri::parse(&reference.uri)
             .map_err(|error| Stop::Fail(format!("{}: {error}", reference.uri)))?;
         let ProvenRecord { record, provenance } = self
@@ -732,16 +740,24 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 reference.uri, record.cid, reference.cid
             )));
         }
-        if let Provenance::Unproven { why } = &provenance {
-            tracing::info!(uri = %reference.uri, why = %peer_text(why, 200), "read without a proof");
-        }
-        Ok(record)
+        let provenance = match provenance {
+            Provenance::Unproven { why } => {
+                let why = peer_text(&why, PEER_WORDS_MAX);
+                tracing::info!(uri = %reference.uri, %why, "read without a proof");
+                Provenance::Unproven { why }
+            }
+            proven => proven,
+        };
+        Ok(ProvenRecord { record, provenance })
     }
 
     /// The record, when it carries inline signatures that verify as its author's, each by a
-    /// key bound to its author ([`keys::KeyBinding`]).
-    async fn fetch_signed(&self, reference: &StrongRef) -> Result<StoredRecord, Stop> {
-        let record = self.fetch(reference).await?;
+    /// key bound to its author ([`keys::KeyBinding`]); with what was verified of it.
+    async fn fetch_signed(
+        &self,
+        reference: &StrongRef,
+    ) -> Result<(StoredRecord, RecordCheck), Stop> {
+        let ProvenRecord { record, provenance } = self.fetch_proven(reference).await?;
         let author = record.uri.authority();
         let Some(signers) = verified_signers(&record.value, author) else {
             return Err(Stop::Fail(format!(
@@ -750,12 +766,13 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             )));
         };
         let mut unbound = Vec::new();
+        let mut bindings = Vec::new();
         for signer in &signers {
             let binding = keys::binding(&*self.repo, &*self.peers, author, signer)
                 .await
                 .map_err(|error| Stop::Retry(format!("{}: {error}", reference.uri)))?;
             match binding {
-                Some(binding) => tracing::debug!(uri = %reference.uri, ?binding, "key bound"),
+                Some(binding) => bindings.push(binding),
                 None => unbound.push(signer.key.clone()),
             }
         }
@@ -767,7 +784,13 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 unbound.join(", ")
             )));
         }
-        Ok(record)
+        Ok((
+            record,
+            RecordCheck {
+                provenance,
+                bindings,
+            },
+        ))
     }
 }
 
@@ -789,6 +812,7 @@ fn refused_bid(reference: &StrongRef, received_at: Timestamp, why: &str) -> comp
         received_at,
         cost: None,
         refused: Some(peer_text(why, PEER_WORDS_MAX)),
+        checked: None,
     }
 }
 
@@ -960,6 +984,7 @@ mod tests {
             },
             submit_event: "did:web:bidder#compute_event".into(),
             bidder: "did:plc:bidder".into(),
+            checked: None,
         }
     }
 

@@ -30,6 +30,9 @@ pub fn project(
         Step::Released { receipt } => receipt.clone(),
         _ => flow.receipt().cloned(),
     };
+    if let Some(checked) = flow.held().and_then(|held| held.checked.clone()) {
+        status.receipt_checked = Some(checked);
+    }
     if let Step::Releasing { requested_at, .. } = &flow.step {
         status.release_sent_at = Some(*requested_at);
     }
@@ -56,6 +59,7 @@ fn counted(step: &Step) -> Option<Vec<Bid>> {
                     record: bid.bid.clone(),
                     received_at: bid.received_at,
                     cost: priced(bid.cost),
+                    checked: bid.checked.as_deref().cloned(),
                 })
                 .collect(),
         ),
@@ -136,7 +140,9 @@ mod tests {
     use swdesk_core::auction::bids::Auction;
     use swdesk_core::auction::flow::Held;
     use swdesk_core::auction::request::Bidding;
+    use swdesk_core::auction::trust::RecordCheck;
     use swdesk_core::compute::{ComputePhase, StrongRef};
+    use swdesk_core::repo::Provenance;
     use swdesk_core::timestamp::Timestamp;
 
     fn held() -> Held {
@@ -147,6 +153,10 @@ mod tests {
             },
             submit_event: "did:web:bidder#compute_event".into(),
             bidder: "did:plc:bidder".into(),
+            checked: Some(RecordCheck {
+                provenance: Provenance::Proven { rev: "3l2".into() },
+                bindings: Vec::new(),
+            }),
         }
     }
 
@@ -166,6 +176,7 @@ mod tests {
                 record: held().receipt,
                 received_at: Timestamp::MIN,
                 cost: Some("0.25".into()),
+                checked: None,
             }],
             ..Default::default()
         };
@@ -173,6 +184,7 @@ mod tests {
         assert_eq!(status.phase, ComputePhase::Deployed);
         assert_eq!(status.winner.as_deref(), Some("did:plc:bidder"));
         assert_eq!(status.receipt, Some(held().receipt));
+        assert_eq!(status.receipt_checked, held().checked);
         assert_eq!(status.bids.len(), 1);
         assert!(
             status
@@ -200,6 +212,7 @@ mod tests {
             free: true,
             submit_accept: None,
             received_at: Timestamp::MIN,
+            checked: None,
         };
         let paid = CountedBid {
             bidder: "did:plc:paid".into(),

@@ -298,6 +298,8 @@ export type BidView_Deserialize = {
 	won: boolean,
 	/**  Why it does not count, when it was refused (one cut line). */
 	refused?: string | null,
+	/**  What was verified of its record, when it was fetched. */
+	checked?: CheckView | null,
 };
 
 /**  A bid the contract received. */
@@ -316,6 +318,22 @@ export type BidView_Serialize = {
 	won: boolean,
 	/**  Why it does not count, when it was refused (one cut line). */
 	refused: string | null,
+	/**  What was verified of its record, when it was fetched. */
+	checked: CheckView | null,
+};
+
+/**
+ *  What was verified of a peer's record before it counted: proven by its repo's signed commit
+ *  or read on its PDS's word, and how its signing keys are bound to its author.
+ */
+export type CheckView = {
+	/**  Whether its bytes were proven by its repo's signed commit. */
+	proven: boolean,
+	/**
+	 *  The check in one line ("proven by its repo's signed commit (rev …); signed with a key
+	 *  the author's DID document lists").
+	 */
+	summary: string,
 };
 
 /**  One cluster, as the list shows it. */
@@ -464,6 +482,8 @@ export type ContractView_Deserialize = {
 	receipt?: string | null,
 	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
 	receiptUrl?: string | null,
+	/**  What was verified of the receipt's record, once it is. */
+	receiptChecked?: CheckView | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message?: string | null,
 	/**  The bids received, as they arrived. */
@@ -495,6 +515,8 @@ export type ContractView_Serialize = {
 	receipt: string | null,
 	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
 	receiptUrl: string | null,
+	/**  What was verified of the receipt's record, once it is. */
+	receiptChecked: CheckView | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message: string | null,
 	/**  The bids received, as they arrived. */

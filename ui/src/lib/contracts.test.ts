@@ -6,6 +6,7 @@ import {
   costLabel,
   guestEventLabel,
   historyRows,
+  proofBadge,
   relativeTime,
   whoLabel,
   type Bid,
@@ -47,6 +48,18 @@ describe("bids", () => {
       ["did:plc:cheap", true, null],
       ["did:plc:stranger", false, why],
     ]);
+  });
+
+  it("marks each bid proven or unproven, with the whole check on hover", () => {
+    const unproven = "unproven: its PDS answers sync.getRecord with JSON, not a CAR; signed with a key the author's DID document lists";
+    const rows = bidRows([
+      bid("did:plc:public", "2027-01-15T08:00:02Z", { checked: { proven: false, summary: unproven } }),
+      bid("did:plc:ours", "2027-01-15T08:00:01Z", { checked: { proven: true, summary: "proven by its repo's signed commit (rev 3l)" } }),
+      bid("did:plc:stranger", "2027-01-15T08:00:03Z", { refused: "not signed" }),
+    ]);
+    expect(rows.map((row) => row.proof?.label ?? null)).toEqual(["proven", "unproven", null]);
+    expect(rows[1]?.proof).toEqual({ label: "unproven", tone: "waiting", title: unproven });
+    expect(proofBadge(null)).toBeNull();
   });
 
   it("says free for a zero price and no price when the bid names none", () => {

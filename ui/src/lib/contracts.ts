@@ -1,5 +1,5 @@
 // View logic of a contract's run on the market: the bids as a table (who, cost, when, the
-// winner marked), the guest's events in words, phase changes and the deployment's timeline with
+// winner marked, how far each record was checked), the guest's events in words, phase changes and the deployment's timeline with
 // relative and absolute times. Pure functions over plain data, unit tested; ContractCard and
 // DeploymentDetail only render what these return.
 
@@ -14,6 +14,29 @@ export interface Bid {
   cost: string | null;
   won: boolean;
   refused: string | null;
+  checked?: Check | null;
+}
+
+/** What was verified of a peer's record (the generated `CheckView`). */
+export interface Check {
+  proven: boolean;
+  summary: string;
+}
+
+/** How a record was checked, as a badge: its label, tone and the whole check on hover. */
+export interface ProofBadge {
+  label: "proven" | "unproven";
+  tone: "steady" | "waiting";
+  title: string;
+}
+
+/** A check as a badge: `proven`, or `unproven` in the waiting tone (its PDS served no proof, so
+ * its content id is the PDS's word); `null` for a record not fetched. */
+export function proofBadge(check: Check | null | undefined): ProofBadge | null {
+  if (!check) return null;
+  return check.proven
+    ? { label: "proven", tone: "steady", title: check.summary }
+    : { label: "unproven", tone: "waiting", title: check.summary };
 }
 
 /** A guest event as the detail carries it (the generated `GuestEventView`). */
@@ -42,6 +65,8 @@ export interface BidRow {
   won: boolean;
   /** Why the bid does not count (its author, signature, RFP or terms did not check out). */
   refused: string | null;
+  /** How far its record was checked, when it was fetched. */
+  proof: ProofBadge | null;
 }
 
 /** One row of a history or of the timeline. */
@@ -79,6 +104,7 @@ export function bidRows(bids: readonly Bid[]): BidRow[] {
       received: absoluteTime(bid.receivedAt),
       won: bid.won,
       refused: bid.refused,
+      proof: proofBadge(bid.checked),
     }));
 }
 

@@ -11,6 +11,7 @@ use swdesk_api::contracts::{dids, name_identities};
 use swdesk_api::deployments::{declare, detail};
 use swdesk_api::identities::{Identities, Named, Names};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
+use swdesk_core::auction::trust::{KeyBinding, RecordCheck};
 use swdesk_core::compute::{
     Bid, ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
     DeploymentRef, GuestEvent, PhaseChange, StrongRef,
@@ -18,6 +19,7 @@ use swdesk_core::compute::{
 use swdesk_core::infra::{ContractStatus, DeploymentKind, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object, OwnerRef, Uid};
+use swdesk_core::repo::Provenance;
 use swdesk_core::rollup::ContractPhase;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_devnet::SandboxPds;
@@ -43,6 +45,7 @@ fn bid(bidder: &str, seconds: i64, cost: Option<&str>) -> Bid {
         received_at: at(seconds),
         cost: cost.map(str::to_owned),
         refused: None,
+        checked: None,
     }
 }
 
@@ -95,7 +98,28 @@ fn deployed_api() -> ComputeContractStatus {
             uri: RECEIPT.into(),
             cid: "bafyreceipt".into(),
         }),
-        bids: vec![bid(DEAR, 2, Some("0.35")), bid(BIDDER, 1, Some("0.2"))],
+        receipt_checked: Some(RecordCheck {
+            provenance: Provenance::Proven {
+                rev: "3lrev".into(),
+            },
+            bindings: vec![KeyBinding::AuthorDocument {
+                key: "did:key:zQ3sh".into(),
+            }],
+        }),
+        bids: vec![
+            bid(DEAR, 2, Some("0.35")),
+            Bid {
+                checked: Some(RecordCheck {
+                    provenance: Provenance::Unproven {
+                        why: "its PDS answers sync.getRecord with JSON, not a CAR".into(),
+                    },
+                    bindings: vec![KeyBinding::Published {
+                        key: "did:key:zDn".into(),
+                    }],
+                }),
+                ..bid(BIDDER, 1, Some("0.2"))
+            },
+        ],
         refused_bids: vec![Bid {
             refused: Some("did:plc:stranger was not asked for a proposal".into()),
             ..bid(STRANGER, 3, None)
@@ -189,6 +213,30 @@ fn the_detail_shows_bids_events_history_and_a_merged_timeline_newest_first() {
         "a refused bid is shown with why, never silently dropped"
     );
     assert_eq!(api.bids[1].received_at, at(1).to_rfc3339());
+    let checks: Vec<_> = api
+        .bids
+        .iter()
+        .map(|bid| bid.checked.as_ref().map(|check| check.proven))
+        .collect();
+    assert_eq!(checks, [None, Some(false), None]);
+    assert_eq!(
+        api.bids[1]
+            .checked
+            .as_ref()
+            .map(|check| check.summary.as_str()),
+        Some(
+            "unproven: its PDS answers sync.getRecord with JSON, not a CAR; signed with a key \
+             the author's repo publishes"
+        ),
+        "an unproven bid says so, and which binding held"
+    );
+    let receipt = api.receipt_checked.as_ref().expect("the receipt's check");
+    assert!(receipt.proven);
+    assert_eq!(
+        receipt.summary,
+        "proven by its repo's signed commit (rev 3lrev); signed with a key the author's DID \
+         document lists"
+    );
     assert_eq!(api.events.len(), 1);
     assert_eq!(api.events[0].kind, "vm.onNetwork");
     assert_eq!(api.events[0].detail.as_deref(), Some("10.0.0.7"));

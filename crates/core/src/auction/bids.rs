@@ -38,6 +38,7 @@ use swdesk_lexicon::syntax::AtUri;
 
 use super::bidders::AskedBidder;
 use super::request::Bidding;
+use super::trust::RecordCheck;
 use crate::compute::StrongRef;
 use crate::timestamp::Timestamp;
 
@@ -200,6 +201,8 @@ pub struct ReceivedBid {
     pub record: Bid,
     /// When it arrived.
     pub received_at: Timestamp,
+    /// What was verified of its record (proof, key binding).
+    pub checked: Option<RecordCheck>,
 }
 
 /// A bid that counts, as the flow persists it.
@@ -221,6 +224,9 @@ pub struct CountedBid {
     pub submit_accept: Option<String>,
     /// When it arrived.
     pub received_at: Timestamp,
+    /// What was verified of its record (proof, key binding), when the adapter checked it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Box<RecordCheck>>,
 }
 
 /// The auction a bid is judged against.
@@ -396,6 +402,7 @@ fn counted(bidder: String, bid: &ReceivedBid, cost: Cost, free: bool) -> Counted
         free,
         submit_accept: bid.record.submit_accept.clone(),
         received_at: bid.received_at,
+        checked: bid.checked.clone().map(Box::new),
     }
 }
 
@@ -554,6 +561,7 @@ mod tests {
             },
             record: serde_json::from_value(record).expect("a bid"),
             received_at: at(second),
+            checked: None,
         }
     }
 

@@ -23,6 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bids::{Auction, CountedBid, Decision, decide, winner};
+use super::trust::RecordCheck;
 use crate::compute::{ComputePhase, StrongRef};
 use crate::timestamp::Timestamp;
 
@@ -48,6 +49,9 @@ pub struct Held {
     pub submit_event: String,
     /// The winning bidder.
     pub bidder: String,
+    /// What was verified of the receipt (proof, key binding), once it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<RecordCheck>,
 }
 
 /// One step of the flow with what it persists.
@@ -255,8 +259,8 @@ pub enum Outcome {
     GrantReceived(Option<StrongRef>),
     /// The bidder's answer to `submitAccept`.
     AcceptAnswered(Held),
-    /// The receipt verified at this time.
-    ReceiptVerified(Timestamp),
+    /// The receipt verified at this time, and what was verified of its record.
+    ReceiptVerified(Timestamp, RecordCheck),
     /// The guest reported `vm.onNetwork`.
     GuestReady,
     /// The bidder acknowledged the release event.
@@ -472,8 +476,14 @@ fn advance(step: Step, outcome: Outcome) -> Result<Step, InvalidTransition> {
         (Step::AcceptWritten { won, accept }, Outcome::AcceptAnswered(held)) => {
             Step::AcceptSent { won, accept, held }
         }
-        (Step::AcceptSent { held, .. }, Outcome::ReceiptVerified(verified_at)) => {
-            Step::ReceiptVerified { held, verified_at }
+        (Step::AcceptSent { held, .. }, Outcome::ReceiptVerified(verified_at, checked)) => {
+            Step::ReceiptVerified {
+                held: Held {
+                    checked: Some(checked),
+                    ..held
+                },
+                verified_at,
+            }
         }
         (Step::ReceiptVerified { held, .. }, Outcome::GuestReady) => Step::Deployed { held },
         (step @ Step::Deployed { .. }, Outcome::GuestReady) => step,
@@ -608,6 +618,7 @@ mod tests {
             free: true,
             submit_accept: Some("did:web:bidder#temp_market".into()),
             received_at: at(second),
+            checked: None,
         }
     }
 
@@ -616,6 +627,14 @@ mod tests {
             receipt: strong("receipt"),
             submit_event: "did:web:bidder#compute_event".into(),
             bidder: "did:plc:bidder".into(),
+            checked: None,
+        }
+    }
+
+    fn proven() -> RecordCheck {
+        RecordCheck {
+            provenance: crate::repo::Provenance::Proven { rev: "3l2".into() },
+            bindings: Vec::new(),
         }
     }
 
@@ -643,7 +662,7 @@ mod tests {
             }
             Next::FetchGrant => Outcome::GrantReceived(Some(strong("grant"))),
             Next::SendAccept => Outcome::AcceptAnswered(held()),
-            Next::VerifyReceipt => Outcome::ReceiptVerified(at(40)),
+            Next::VerifyReceipt => Outcome::ReceiptVerified(at(40), proven()),
             Next::AwaitGuest => Outcome::GuestReady,
             Next::SendRelease => Outcome::ReleaseAcknowledged,
             Next::Rest => return None,

@@ -9,6 +9,7 @@
 //! - [`bids`]: bid costs, admission, the window, the winner, the no-bids rejection;
 //! - [`records`]: the accept, the acceptance of free terms and the release records;
 //! - [`receipt`]: the winner's receipt (and free grant) checked against the deal;
+//! - [`trust`]: what was verified of a peer's record (proof, key binding), kept to be shown;
 //! - [`flow`]: the durable steps of one contract, what each persists, the next thing to do and
 //!   the transitions, with deterministic record keys so a restart never writes a second RFP.
 //!
@@ -20,3 +21,4 @@ pub mod flow;
 pub mod receipt;
 pub mod records;
 pub mod request;
+pub mod trust;

@@ -91,6 +91,7 @@ mod tests {
                 free: true,
                 submit_accept: None,
                 received_at: Timestamp::MIN,
+                checked: None,
             },
             bid_count: 2,
         }
@@ -133,6 +134,7 @@ mod tests {
             receipt: strong(BIDDER, "market.receipt"),
             submit_event: "did:web:bidder.example.com#compute_event".into(),
             bidder: BIDDER.into(),
+            checked: None,
         };
         let at = Timestamp::parse_rfc3339("2026-12-03T11:00:00Z").expect("time");
         let delete = delete_event(at);

@@ -33,7 +33,8 @@ pub struct StoredRecord {
 }
 
 /// How far a record read from another repo is trusted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Provenance {
     /// Its bytes hash to its cid, a commit signed by the repo's key holds it (the repo's
     /// `com.atproto.sync.getRecord` proof, checked here); `rev` is that commit's.

@@ -48,6 +48,7 @@ async fn received(requester: &Requester, answer: &Value) -> (ReceivedBid, Value)
         reference: StrongRef { uri, cid },
         record,
         received_at: Timestamp::from_unix_millis(1_000).unwrap(),
+        checked: None,
     };
     (bid, value)
 }

@@ -182,7 +182,7 @@ async fn connection(inner: &Inner, name: Option<&str>, events: &mpsc::Sender<Fee
             }
             Some(Ok(WsMessage::Close(_))) | None => Err(closed("the gateway closed the stream")),
             Some(Ok(_)) => continue,
-            Some(Err(error)) => Err(closed(&error.to_string())),
+            Some(Err(error)) => Err(closed(&read_failure(&error))),
         };
         let message = match frame {
             Ok(message) => message,
@@ -202,6 +202,17 @@ async fn connection(inner: &Inner, name: Option<&str>, events: &mpsc::Sender<Fee
         if events.send(event).await.is_err() {
             return Ended::ConsumerGone;
         }
+    }
+}
+
+/// Why reading the stream failed, in words: an oversized frame is named by its size.
+fn read_failure(error: &tungstenite::Error) -> String {
+    match error {
+        tungstenite::Error::Capacity(tungstenite::error::CapacityError::MessageTooLong {
+            size,
+            max_size,
+        }) => format!("the gateway sent a frame of {size} bytes; at most {max_size} are read"),
+        other => other.to_string(),
     }
 }
 

@@ -204,6 +204,11 @@ fn not_found(name: &str) -> Refusal {
 }
 
 impl Gateway {
+    /// The size of the frame a hostile gateway opens each stream with, when it is one.
+    pub fn hostile_frame_bytes(&self) -> Option<usize> {
+        self.config.hostile_frame_bytes
+    }
+
     /// The gateway for `config`, known as `did` at `url`, writing records with `records`.
     pub fn new(config: Config, did: String, url: Url, records: InfraRecords) -> Self {
         let outbound = Outbound::new(config.identity.net_policy().with_any_loopback_port());

@@ -66,6 +66,9 @@ pub struct Config {
     pub allow_no_expiry: bool,
     /// Added to the gateway's clock when checking a token's `exp` (tests of expired tokens).
     pub clock_skew_seconds: i64,
+    /// Hostile mode: every `subscribeClusters` stream opens with one binary frame of this many
+    /// bytes (a gateway flooding the client's socket); `None` in a well-behaved gateway.
+    pub hostile_frame_bytes: Option<usize>,
 }
 
 impl Config {
@@ -81,6 +84,7 @@ impl Config {
             max_clusters: 5,
             allow_no_expiry: true,
             clock_skew_seconds: 0,
+            hostile_frame_bytes: None,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! Order: the caller is authenticated before the upgrade (a refused token is an HTTP 401);
 //! the stream subscribes to changes *before* it reads the snapshot, sends the snapshot, then
 //! `#info SnapshotComplete`, then every change of the caller's clusters. A subscriber that
-//! falls behind is disconnected, to reconnect and take a fresh snapshot.
+//! falls behind is disconnected, to reconnect and take a fresh snapshot. A hostile gateway
+//! (`Config::hostile_frame_bytes`) opens each stream with one oversized frame instead.
 
 use std::sync::Arc;
 
@@ -80,6 +81,13 @@ pub async fn subscribe(
 }
 
 async fn stream(gateway: Arc<Gateway>, owner: String, name: Option<String>, mut socket: WebSocket) {
+    if let Some(size) = gateway.hostile_frame_bytes() {
+        let _ = socket
+            .send(WsMessage::Binary(vec![0xa2; size].into()))
+            .await;
+        let _ = socket.send(WsMessage::Close(None)).await;
+        return;
+    }
     let mut changes = gateway.subscribe();
     let mut closing = gateway.closing();
     let snapshot = match gateway.snapshot(&owner, name.as_deref()) {

@@ -82,3 +82,30 @@ async fn the_feed_sends_a_snapshot_then_changes_and_reconnects_with_a_fresh_snap
     };
     assert_eq!(change.name, "fresh");
 }
+
+/// A hostile gateway opens every stream with a 50 MiB frame: the client refuses it by its
+/// header (at most 4 MiB a frame), says why, never hands it on as clusters, and keeps
+/// reconnecting on its backoff rather than failing or retrying in a loop.
+#[tokio::test]
+async fn a_fifty_mebibyte_frame_is_refused_by_its_size_and_the_feed_keeps_trying() {
+    let world = World::start_with(|config| config.hostile_frame_bytes = Some(50 << 20)).await;
+    let owner = world.owner("flood").await;
+    let mut feed = owner.client.subscribe_clusters(None);
+    for attempt in 0..2 {
+        match next(&mut feed).await {
+            FeedEvent::Disconnected { reason, retry_in } => {
+                assert!(
+                    reason.ends_with(
+                        "the gateway sent a frame of 52428800 bytes; at most 4194304 are read"
+                    ),
+                    "the reason names the size: {reason}"
+                );
+                assert!(
+                    retry_in >= std::time::Duration::from_millis(100),
+                    "attempt {attempt} waits before reconnecting: {retry_in:?}"
+                );
+            }
+            other => panic!("the oversized frame is never delivered: {other:?}"),
+        }
+    }
+}

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 use swdesk_core::repo::{
     ProvenRecord, Provenance, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written,
+    check_write,
 };
 use swdesk_core::rkey::Rkey;
 use swdesk_core::uri::RecordUri;
@@ -29,6 +30,43 @@ pub struct PdsRepo {
 }
 
 impl PdsRepo {
+    /// `com.atproto.repo.putRecord` of `value`, as it is: [`RecordRepo::put`] checks it first.
+    async fn send_put(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> Result<Written, RepoError> {
+        let mut input = json!({
+            "repo": self.owner,
+            "collection": collection,
+            "rkey": rkey.to_string(),
+            "record": value,
+        });
+        swap_field(&mut input, &swap);
+        let request = XrpcRequest::procedure("com.atproto.repo.putRecord", input);
+        match self.agent.call(&request).await {
+            Ok(answer) => written(&answer),
+            Err(error) if is_swap_refusal(&error) => Err(self.swap_refused(collection, rkey).await),
+            Err(error) => Err(repo_error(error)),
+        }
+    }
+
+    /// A write as another client makes it, which may write anything (a record this version
+    /// cannot read, an app's collection we have no lexicon for): [`RecordRepo::put`] without
+    /// the lexicon check. For tests that stand in for that other client.
+    #[cfg(feature = "test-support")]
+    pub async fn put_as_another_client(
+        &self,
+        collection: &str,
+        rkey: &Rkey,
+        value: &Value,
+        swap: Swap,
+    ) -> Result<Written, RepoError> {
+        self.send_put(collection, rkey, value, swap).await
+    }
+
     /// The repo of `agent`'s account; other accounts' PDSes are found with `resolver`.
     pub fn new(agent: Agent, resolver: Resolver) -> Self {
         let owner = agent.did();
@@ -166,19 +204,8 @@ impl RecordRepo for PdsRepo {
         value: &Value,
         swap: Swap,
     ) -> Result<Written, RepoError> {
-        let mut input = json!({
-            "repo": self.owner,
-            "collection": collection,
-            "rkey": rkey.to_string(),
-            "record": value,
-        });
-        swap_field(&mut input, &swap);
-        let request = XrpcRequest::procedure("com.atproto.repo.putRecord", input);
-        match self.agent.call(&request).await {
-            Ok(answer) => written(&answer),
-            Err(error) if is_swap_refusal(&error) => Err(self.swap_refused(collection, rkey).await),
-            Err(error) => Err(repo_error(error)),
-        }
+        check_write(collection, rkey, value)?;
+        self.send_put(collection, rkey, value, swap).await
     }
 
     async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {

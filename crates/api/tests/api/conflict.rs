@@ -43,7 +43,7 @@ async fn conflict_view(store: &Store, repo: &PdsRepo, name: &str) -> RecordView 
 async fn edit_record(repo: &PdsRepo, pds: &str, did: &str, rkey: &str, edit: impl Fn(&mut Value)) {
     let mut value = public_record(pds, did, rkey).await.unwrap();
     edit(&mut value);
-    repo.put(INFRA, &Rkey::parse(rkey).unwrap(), &value, Swap::Any)
+    repo.put_as_another_client(INFRA, &Rkey::parse(rkey).unwrap(), &value, Swap::Any)
         .await
         .unwrap();
 }

@@ -333,7 +333,7 @@ async fn an_index_a_newer_client_wrote_is_kept_and_the_owner_told_while_deployme
         "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": {"shards": 2}},
     });
     PdsRepo::new(agent.clone(), resolver.clone())
-        .put(INFRA, &Rkey::parse("self").unwrap(), &newer, Swap::Any)
+        .put_as_another_client(INFRA, &Rkey::parse("self").unwrap(), &newer, Swap::Any)
         .await
         .unwrap();
     let data = tempfile::tempdir().unwrap();

@@ -139,13 +139,41 @@ async fn of_two_writers_from_the_same_cid_the_second_loses_and_learns_the_curren
     store.delete().unwrap();
 }
 
+/// Every write is checked against its lexicon before it is sent: a record that would not
+/// validate never reaches the PDS, and the error names every problem.
+#[tokio::test]
+async fn a_record_that_would_not_validate_is_never_sent() {
+    let sandbox = Sandbox::new().await;
+    let (repo, store) = repo_of(&sandbox, "notsent").await;
+    let collection = "com.publicdomainrelay.temp.market.badgeBlueKey";
+    let broken = json!({"$type": collection, "createdAt": "soon"});
+    match repo.put(collection, &rkey("k1"), &broken, Swap::Any).await {
+        Err(RepoError::NotSent { problems }) => {
+            assert!(
+                problems.contains("/key") && problems.contains("/createdAt"),
+                "{problems}"
+            );
+        }
+        other => panic!("expected the record refused before it is sent, got {other:?}"),
+    }
+    let uri = RecordUri::new(repo.owner(), collection, &rkey("k1")).unwrap();
+    assert_eq!(
+        repo.get(&uri).await.unwrap(),
+        None,
+        "nothing reached the PDS"
+    );
+    store.delete().unwrap();
+}
+
 #[tokio::test]
 async fn a_write_outside_the_granted_scopes_is_refused_with_a_clear_error() {
+    // This app never sends a record of a collection it has no lexicon for (`check_write`);
+    // the PDS's own scope check is what is tested here.
     let sandbox = Sandbox::new().await;
     let (repo, store) = repo_of(&sandbox, "scope").await;
     let post = json!({"$type": "app.bsky.feed.post", "text": "hi", "createdAt": "2026-12-03T00:00:00.000Z"});
     let refused = repo
-        .put("app.bsky.feed.post", &rkey("p1"), &post, Swap::Any)
+        .put_as_another_client("app.bsky.feed.post", &rkey("p1"), &post, Swap::Any)
         .await;
     match refused {
         Err(RepoError::Unauthorized { message }) => {

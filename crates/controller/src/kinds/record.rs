@@ -100,11 +100,21 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
                 Ok(Action::AwaitChange)
             }
             Err(error) => {
+                // A `Retry-After` counts from the answer, not from when the write was sent.
+                let answered_at = self.context.now();
                 let retry = error.is_transient().then(|| {
-                    WriteRetry::after(object.status.retry.as_ref(), &wanted, error.fault(), now)
+                    WriteRetry::after(
+                        object.status.retry.as_ref(),
+                        &wanted,
+                        error.fault(),
+                        answered_at,
+                    )
                 });
                 let message = match &retry {
-                    Some(retry) => format!("{error}; retry in {} s", retry.at.since(now).as_secs()),
+                    Some(retry) => format!(
+                        "{error}; retry in {} s",
+                        retry.at.since(answered_at).as_secs()
+                    ),
                     None => error.to_string(),
                 };
                 self.record_error(object, message, retry).await?;

@@ -123,6 +123,13 @@ pub enum RepoError {
         /// Which check failed, with the cids involved.
         message: String,
     },
+    /// The record was not sent: it does not validate against its lexicon ([`check_write`], run
+    /// before every write), so nothing invalid leaves the app.
+    #[error("the record was not sent, it does not validate: {problems}")]
+    NotSent {
+        /// Every problem, joined.
+        problems: String,
+    },
     /// Any other refusal, with the server's error name.
     #[error("the repo answered {error}: {message}")]
     Other {
@@ -131,6 +138,31 @@ pub enum RepoError {
         /// The server's message.
         message: String,
     },
+}
+
+/// Whether `value` may be written at `collection`/`rkey`: every problem the built-in lexicons
+/// find in the record and its key, joined, as [`RepoError::NotSent`]. The adapter that writes
+/// to a PDS runs it before every write, so a record the app would publish invalid (a peer's
+/// text too long, an unknown collection) is refused here with its reasons, never by the PDS or,
+/// worse, accepted there and refused by every reader.
+pub fn check_write(collection: &str, rkey: &Rkey, value: &Value) -> Result<(), RepoError> {
+    let catalog = swdesk_lexicon::validate::builtin().map_err(|error| RepoError::NotSent {
+        problems: format!("the built-in lexicons do not load: {error}"),
+    })?;
+    let mut problems = catalog.validate_rkey(collection, rkey.as_str());
+    problems.extend(catalog.validate_record(collection, value));
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut described: Vec<String> = Vec::new();
+    for problem in problems.iter().map(ToString::to_string) {
+        if !described.contains(&problem) {
+            described.push(problem);
+        }
+    }
+    Err(RepoError::NotSent {
+        problems: described.join("; "),
+    })
 }
 
 impl RepoError {
@@ -204,4 +236,58 @@ pub trait RecordRepo: Send + Sync {
         rkey: &Rkey,
         swap: Swap,
     ) -> impl Future<Output = Result<(), RepoError>> + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rkey(text: &str) -> Rkey {
+        Rkey::parse(text).expect("a record key")
+    }
+
+    #[test]
+    fn a_valid_record_may_be_written() {
+        let key = serde_json::json!({
+            "$type": "com.publicdomainrelay.temp.market.badgeBlueKey",
+            "key": "did:key:zDnaeTiq1PdzvZXUaMdezchcMJQpBdH2VN4pgrrEhMCCbmwSb",
+            "createdAt": "2026-12-05T02:00:00.000Z",
+        });
+        let did_key = "did:key:zDnaeTiq1PdzvZXUaMdezchcMJQpBdH2VN4pgrrEhMCCbmwSb";
+        assert_eq!(
+            check_write(
+                "com.publicdomainrelay.temp.market.badgeBlueKey",
+                &rkey(did_key),
+                &key
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_record_that_would_not_validate_is_not_sent_and_every_problem_is_named() {
+        let wrong = serde_json::json!({
+            "$type": "com.publicdomainrelay.temp.market.badgeBlueKey",
+            "createdAt": 7,
+        });
+        let Err(RepoError::NotSent { problems }) = check_write(
+            "com.publicdomainrelay.temp.market.badgeBlueKey",
+            &rkey("did:key:zDn"),
+            &wrong,
+        ) else {
+            panic!("refused before it is sent");
+        };
+        assert!(
+            problems.contains("/key"),
+            "the missing key is named: {problems}"
+        );
+        assert!(
+            problems.contains("/createdAt"),
+            "the wrong type is named: {problems}"
+        );
+        assert_eq!(
+            check_write("com.example.unknown", &rkey("x"), &wrong).map_err(|error| error.fault()),
+            Err(crate::retry::Fault::Permanent)
+        );
+    }
 }

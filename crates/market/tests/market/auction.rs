@@ -244,8 +244,9 @@ async fn a_bidder_that_refuses_is_no_bid_and_the_other_wins() {
 }
 
 /// The public policy collections (`market.policies.only_me`, `…direct_network`) are not valid
-/// atproto NSIDs, so a real PDS refuses them: the contract fails before any RFP is written,
-/// rather than asking bidders without the policy the owner declared.
+/// atproto NSIDs and have no lexicon here, so the record is never sent: the contract fails
+/// before any RFP is written, naming the collection, rather than asking bidders without the
+/// policy the owner declared.
 #[tokio::test]
 async fn a_policy_the_pds_refuses_fails_the_contract_before_any_rfp() {
     let sandbox = sandbox().await;
@@ -258,7 +259,11 @@ async fn a_policy_the_pds_refuses_fails_the_contract_before_any_rfp() {
 
     assert_eq!(contract.status.phase, ComputePhase::Failed);
     let message = contract.status.message.clone().unwrap_or_default();
-    assert!(message.contains("Invalid NSID"), "{message}");
+    assert!(
+        message.contains("the record was not sent")
+            && message.contains("com.publicdomainrelay.temp.market.policies.only_me"),
+        "{message}"
+    );
     assert!(owner.records(rfp::NSID).await.is_empty());
     assert!(bidder.state().rfps_seen.is_empty());
 }

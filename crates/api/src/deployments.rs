@@ -16,6 +16,7 @@ use swdesk_controller::kinds::deployment::{
     CONFLICT, Deployment, FOLLOWING, OFFLINE, PUBLISHED, PULLED, PUSHED, RECORD_ENDED,
     RECORD_INVALID, RESERVED_KEY, SYNCED, WAITING_TO_SYNC, is_follower,
 };
+use swdesk_core::auction::request::{request_problems, requested_problems};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
@@ -268,7 +269,16 @@ pub fn declare(
     now: Timestamp,
 ) -> Result<DeploymentRow, IntentError> {
     let writers = writers(store)?;
-    match parse_object(declaration).map_err(IntentError::Invalid)? {
+    let declared = parse_object(declaration).map_err(IntentError::Invalid)?;
+    let contracts = match &declared {
+        DeclaredObject::Infra(declared) => &declared.spec.contracts,
+        DeclaredObject::EphemeralInfra(declared) => &declared.spec.infra.contracts,
+    };
+    let problems = requested_problems(contracts);
+    if !problems.is_empty() {
+        return Err(IntentError::Invalid(problems));
+    }
+    match declared {
         DeclaredObject::Infra(declared) => {
             let object = upsert(
                 store,
@@ -346,10 +356,11 @@ fn apply_intent(
     intent: ContractIntent,
     now: Timestamp,
 ) -> Result<(), IntentError> {
-    let declared = spec
+    let (index, declared) = spec
         .contracts
         .iter_mut()
-        .find(|declared| declared.name == contract)
+        .enumerate()
+        .find(|(_, declared)| declared.name == contract)
         .ok_or_else(|| IntentError::NotFound(format!("there is no contract {contract}")))?;
     match intent {
         ContractIntent::Stage => {
@@ -357,6 +368,10 @@ fn apply_intent(
             declared.release_requested_at = None;
         }
         ContractIntent::Request => {
+            let problems = request_problems(index, declared);
+            if !problems.is_empty() {
+                return Err(IntentError::Invalid(problems));
+            }
             declared.state = ContractState::Requested;
             declared.release_requested_at = None;
         }

@@ -32,6 +32,17 @@ impl Problem {
             fix: fix.into(),
         }
     }
+
+    /// `problems` with their paths moved under `prefix` (a JSON Pointer).
+    pub fn under(prefix: &str, problems: Vec<Self>) -> Vec<Self> {
+        problems
+            .into_iter()
+            .map(|problem| Self {
+                path: format!("{prefix}{}", problem.path),
+                ..problem
+            })
+            .collect()
+    }
 }
 
 impl std::fmt::Display for Problem {

@@ -262,3 +262,50 @@ fn a_row_carries_its_object_and_a_version_that_grows_with_every_write() {
     );
     assert_eq!(both[1].row, None, "no EphemeralInfra of that name");
 }
+
+/// What the market would refuse is refused when the owner declares or requests it, naming the
+/// field and what to do, and nothing is stored; a staged contract may still hold it.
+#[test]
+fn a_contract_field_the_market_cannot_carry_is_refused_when_it_is_requested() {
+    let (_dir, store) = store();
+    let requested = json!({
+        "kind": "Infra",
+        "metadata": {"name": "web"},
+        "spec": {"contracts": [
+            {"name": "api", "state": "requested", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3Nz owner"]},
+            {"name": "tunnel", "state": "requested", "tunnels": [{"tag": "http", "port": 8080}]}
+        ]}
+    });
+    let Err(IntentError::Invalid(problems)) = declare(&store, &requested, at(0)) else {
+        panic!("refused");
+    };
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/spec/contracts/1/tunnels"], "{problems:?}");
+    assert!(problems[0].fix.contains("userData"), "{problems:?}");
+    assert!(rows(&store).unwrap().is_empty(), "nothing is stored");
+
+    let staged = json!({
+        "kind": "Infra",
+        "metadata": {"name": "web"},
+        "spec": {"contracts": [{"name": "api", "state": "staged", "vmName": "web-1"}]}
+    });
+    declare(&store, &staged, at(1)).expect("a staged contract may hold it");
+    let name = Name::parse("web").unwrap();
+    let Err(IntentError::Invalid(problems)) = set_contract(
+        &store,
+        DeploymentKind::Infra,
+        &name,
+        "api",
+        ContractIntent::Request,
+        at(2),
+    ) else {
+        panic!("requesting it is refused");
+    };
+    assert_eq!(problems[0].path, "/spec/contracts/0/vmName");
+    let spec = store.get::<InfraSpec>(&name).unwrap().unwrap().spec;
+    assert_eq!(
+        spec.contracts[0].state,
+        ContractState::Staged,
+        "still staged"
+    );
+}

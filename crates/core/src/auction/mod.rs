@@ -5,6 +5,7 @@
 //! Map:
 //! - [`request`]: a declared contract → the `compute.vm` payload, the fulfillment policy record,
 //!   the RFP, the bid window and `firstFree`, every problem at once;
+//! - [`carriage`]: SSH keys into cloud-init `user_data`; fields `compute.vm` cannot carry refused;
 //! - [`bidders`]: the bidders asked (explicit ∪ offerings for the payload, minus the denied);
 //! - [`bids`]: bid costs, admission, the window, the winner, the no-bids rejection;
 //! - [`records`]: the accept, the acceptance of free terms and the release records;
@@ -17,6 +18,7 @@
 
 pub mod bidders;
 pub mod bids;
+pub mod carriage;
 pub mod flow;
 pub mod receipt;
 pub mod records;

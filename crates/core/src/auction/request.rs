@@ -7,7 +7,9 @@
 //! - `computeKind` must be `vm` (the market has no public payload for `deno` yet);
 //! - `cpus`, `mem`, `disk`, `network`, `role` are not `#contract` fields: they are read from the
 //!   contract's unknown fields when a newer client wrote them, else the defaults below;
-//!   `user_data` is `userData` (empty when absent);
+//!   `user_data` is `userData` (empty when absent) with the contract's `sshAuthorizedKeys`
+//!   added as cloud-init installs them, and fields `compute.vm` cannot carry are refused
+//!   ([`super::carriage`]);
 //! - `policy` names the fulfillment policy: absent means an open request (no policy record),
 //!   `only_me` and `direct_network` build their public record (`vouchNsid`, `maxDepth` from
 //!   `policyArgs`), any other name is refused;
@@ -25,7 +27,7 @@ use swdesk_lexicon::Problem;
 use swdesk_lexicon::com::atproto::repo::strong_ref;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm::Vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::rfp::Rfp;
-use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
+use swdesk_lexicon::computer::socialweb::infra::{ContractComputeKind, ContractState};
 
 use crate::compute::StrongRef;
 use crate::infra::Contract;
@@ -120,6 +122,7 @@ pub struct RequestPlan {
 pub fn plan(contract: &Contract) -> Result<RequestPlan, Vec<Problem>> {
     let mut problems = Vec::new();
     check_compute_kind(contract, &mut problems);
+    problems.extend(super::carriage::not_carried(contract));
     let vm = vm_payload(contract, &mut problems);
     let args = contract.policy_args.clone().unwrap_or_default();
     let policy = fulfillment_policy(contract.policy.as_deref(), &args, &mut problems);
@@ -134,6 +137,25 @@ pub fn plan(contract: &Contract) -> Result<RequestPlan, Vec<Problem>> {
         bidder_dids: contract.bidder_dids.clone().unwrap_or_default(),
         deny_bidder_dids: contract.deny_bidder_dids.clone().unwrap_or_default(),
     })
+}
+
+/// Every problem of the `requested` contracts among `contracts`, each under
+/// `/spec/contracts/<index>`: what the market would refuse is refused when the owner declares
+/// or requests, not minutes later when the request fails.
+pub fn requested_problems(contracts: &[Contract]) -> Vec<Problem> {
+    contracts
+        .iter()
+        .enumerate()
+        .filter(|(_, contract)| contract.state == ContractState::Requested)
+        .flat_map(|(index, contract)| request_problems(index, contract))
+        .collect()
+}
+
+/// Every problem of requesting `contract`, the declaration's contract number `index`, each
+/// under `/spec/contracts/<index>`.
+pub fn request_problems(index: usize, contract: &Contract) -> Vec<Problem> {
+    let problems = plan(contract).err().unwrap_or_default();
+    Problem::under(&format!("/spec/contracts/{index}"), problems)
 }
 
 /// The unsigned RFP around `payload`, with its policy and `submitBid` service if any.
@@ -197,7 +219,7 @@ fn vm_payload(contract: &Contract, problems: &mut Vec<Problem>) -> Vm {
         disk: size_field(extra, "disk", DEFAULT_DISK, problems),
         network: size_field(extra, "network", DEFAULT_NETWORK, problems),
         role: size_field(extra, "role", DEFAULT_ROLE, problems),
-        user_data: contract.user_data.clone().unwrap_or_default(),
+        user_data: super::carriage::user_data(contract, problems),
         location: None,
         extra: Map::new(),
     }
@@ -372,6 +394,19 @@ mod tests {
         );
         assert_eq!(plan.bidder_dids, ["did:plc:a"]);
         assert_eq!(plan.deny_bidder_dids, ["did:plc:b"]);
+    }
+
+    #[test]
+    fn only_requested_contracts_are_checked_and_each_problem_names_its_contract() {
+        let staged = contract(json!({"computeKind": "deno", "state": "staged"}));
+        let requested =
+            contract(json!({"computeKind": "deno", "tunnels": [{"tag": "a", "port": 1}]}));
+        let problems = requested_problems(&[staged, requested]);
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["/spec/contracts/1/computeKind", "/spec/contracts/1/tunnels"]
+        );
     }
 
     #[test]

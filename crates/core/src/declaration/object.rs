@@ -188,7 +188,7 @@ fn spec_problems(kind: Option<DeploymentKind>, spec: Option<&Value>) -> Vec<Prob
     };
     let mut problems = spec_field_problems(kind, spec);
     let collection_kind = kind.unwrap_or(DeploymentKind::Infra);
-    problems.extend(under(
+    problems.extend(Problem::under(
         "/spec",
         record_problems(collection_kind, &projected_record(collection_kind, spec)),
     ));
@@ -228,17 +228,6 @@ fn projected_record(kind: DeploymentKind, spec: &Map<String, Value>) -> Value {
         }
     }
     Value::Object(record)
-}
-
-/// `problems` with their paths moved under `prefix`.
-fn under(prefix: &str, problems: Vec<Problem>) -> Vec<Problem> {
-    problems
-        .into_iter()
-        .map(|problem| Problem {
-            path: format!("{prefix}{}", problem.path),
-            ..problem
-        })
-        .collect()
 }
 
 fn binding_problems(kind: DeploymentKind, binding: Option<&Value>) -> Vec<Problem> {

@@ -5,7 +5,8 @@
 //! reaches Deployed on the bidder's `vm.onNetwork` (read from its repo) with the deployment in
 //! sync, and one click releases it (in sync again): the public bidder logs our `vm.delete` and
 //! destroys its guest. The receipt is marked unproven (the peer's PDS serves no CAR proof) and
-//! its check names the binding that held (a key the bidder's DID document lists).
+//! its check names the binding that held (a key the bidder's DID document lists); the records
+//! the bidder linked are shown raw, its `compute.config.wif.simple` (no lexicon here) included.
 
 use std::time::Duration;
 
@@ -63,6 +64,18 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;
+    window
+        .click("[data-contract='vm'] [data-testid='linked-records'] summary")
+        .await?;
+    let linked = window
+        .text_of("[data-contract='vm'] [data-testid='linked-records']")
+        .await?;
+    assert!(
+        linked.contains("com.publicdomainrelay.temp.compute.config.wif.simple")
+            && linked.contains("no lexicon here: shown as received"),
+        "the bid's config, of a collection the app has no lexicon for, is fetched and shown \
+         raw, not refused: {linked}"
+    );
     window.screenshot("deployed").await?;
 
     window
@@ -81,10 +94,9 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;
-    let log = peer.bidder_log_text();
+    let destroyed = |line: &str| line.contains("\"submitEvent: VM destroyed\"");
     assert!(
-        log.lines()
-            .any(|line| line.contains("\"submitEvent: VM destroyed\"")),
+        peer.bidder_logs(destroyed, Duration::from_secs(20)).await,
         "the public bidder received our vm.delete and destroyed its guest"
     );
     window.screenshot("released").await?;

@@ -10,8 +10,9 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use swdesk_core::auction::trust::RecordCheck;
+use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
 use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_core::repo::Provenance;
 use swdesk_core::uri::RecordUri;
 
 use crate::deployments::{ContractView, DeploymentDetail};
@@ -52,6 +53,29 @@ pub struct CheckView {
     /// The check in one line ("proven by its repo's signed commit (rev …); signed with a key
     /// the author's DID document lists").
     pub summary: String,
+    /// The peers' records it links to, as fetched, known collection or not.
+    pub linked: Vec<LinkedView>,
+}
+
+/// A record a peer's record links to, shown raw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct LinkedView {
+    /// Which link named it (`payload`, `bid.config`).
+    pub link: String,
+    /// Its at-uri.
+    pub uri: String,
+    /// Its cid.
+    pub cid: String,
+    /// Its collection.
+    pub collection: String,
+    /// Whether this app has a lexicon for the collection.
+    pub known: bool,
+    /// Proven by its repo (`Some(true)`), read unproven (`Some(false)`), or not read (`None`).
+    pub proven: Option<bool>,
+    /// Its value as compact JSON (cut and marked when long), or why it was not read.
+    pub value: String,
 }
 
 impl From<&RecordCheck> for CheckView {
@@ -59,6 +83,22 @@ impl From<&RecordCheck> for CheckView {
         Self {
             proven: check.is_proven(),
             summary: check.describe(),
+            linked: check.linked.iter().map(LinkedView::from).collect(),
+        }
+    }
+}
+
+impl From<&LinkedRecord> for LinkedView {
+    fn from(linked: &LinkedRecord) -> Self {
+        Self {
+            link: linked.link.clone(),
+            uri: linked.uri.clone(),
+            cid: linked.cid.clone(),
+            collection: linked.collection.clone(),
+            known: linked.known,
+            proven: (linked.provenance.as_ref())
+                .map(|provenance| matches!(provenance, Provenance::Proven { .. })),
+            value: linked.value.clone(),
         }
     }
 }

@@ -112,6 +112,22 @@ impl PublicMarketPeer {
     pub fn bidder_log_text(&self) -> String {
         std::fs::read_to_string(&self.bidder_log).unwrap_or_default()
     }
+
+    /// Whether the bidder logs a line `matches` within `timeout`: it acts on some calls in the
+    /// background (a `vm.delete` is acknowledged before the guest is destroyed), so what it
+    /// logs may come a moment after the call returned.
+    pub async fn bidder_logs(&self, matches: impl Fn(&str) -> bool, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.bidder_log_text().lines().any(&matches) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 /// `peer.sh`, from [`PEER_SCRIPT_ENV`] or beside the project.

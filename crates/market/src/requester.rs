@@ -31,7 +31,7 @@ use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, re
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
-use swdesk_core::auction::trust::RecordCheck;
+use swdesk_core::auction::trust::{LINKED_CAP, LINKED_VALUE_MAX, LinkedRecord, RecordCheck};
 use swdesk_core::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
@@ -616,6 +616,8 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             verify_stored_receipt(&held.receipt.uri, &receipt, &fetched.value, &deal),
             "the receipt",
         )?;
+        let linked = self.linked_records(&fetched.value, &won.winner.bid).await;
+        let check = RecordCheck { linked, ..check };
         Ok(Outcome::ReceiptVerified(self.clock.now(), check))
     }
 
@@ -789,9 +791,76 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             RecordCheck {
                 provenance,
                 bindings,
+                linked: Vec::new(),
             },
         ))
     }
+
+    /// The peers' records the receipt and the winning bid link to (not the owner's own), each
+    /// fetched at the cid named and kept raw, whatever its collection: the owner sees what the
+    /// provider attached (its terms, a config, an allowlist) even where no lexicon knows it.
+    async fn linked_records(&self, receipt: &Value, bid: &StrongRef) -> Vec<LinkedRecord> {
+        let mut links = strong_links(receipt, "");
+        if let Ok(bid) = self.fetch(bid).await {
+            links.extend(strong_links(&bid.value, "bid."));
+        }
+        let owner = self.repo.owner();
+        let mut seen = HashSet::new();
+        links.retain(|(_, link)| {
+            author_of(&link.uri).as_deref() != Some(owner) && seen.insert(link.uri.clone())
+        });
+        let mut linked = Vec::new();
+        for (name, link) in links.into_iter().take(LINKED_CAP) {
+            linked.push(self.linked_record(name, link).await);
+        }
+        linked
+    }
+
+    async fn linked_record(&self, link: String, reference: StrongRef) -> LinkedRecord {
+        let collection = RecordUri::parse(&reference.uri)
+            .map(|uri| uri.collection().to_owned())
+            .unwrap_or_default();
+        let known = swdesk_lexicon::validate::builtin()
+            .is_ok_and(|catalog| catalog.knows_record(&collection));
+        let (provenance, value) = match self.fetch_proven(&reference).await {
+            Ok(ProvenRecord { record, provenance }) => (
+                Some(provenance),
+                peer_text(&record.value.to_string(), LINKED_VALUE_MAX),
+            ),
+            Err(Stop::Retry(why) | Stop::Fail(why)) => {
+                (None, peer_text(&format!("not read: {why}"), PEER_WORDS_MAX))
+            }
+        };
+        LinkedRecord {
+            link,
+            uri: reference.uri,
+            cid: reference.cid,
+            collection,
+            known,
+            provenance,
+            value,
+        }
+    }
+}
+
+/// The strong references among `value`'s top-level fields (`{uri, cid}` objects), each named
+/// `prefix` + its field.
+fn strong_links(value: &Value, prefix: &str) -> Vec<(String, StrongRef)> {
+    let Some(fields) = value.as_object() else {
+        return Vec::new();
+    };
+    fields
+        .iter()
+        .filter_map(|(field, link)| {
+            let uri = link.get("uri")?.as_str()?;
+            let cid = link.get("cid")?.as_str()?;
+            let reference = StrongRef {
+                uri: uri.to_owned(),
+                cid: cid.to_owned(),
+            };
+            Some((format!("{prefix}{field}"), reference))
+        })
+        .collect()
 }
 
 impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> Market for RequesterMarket<R, P> {

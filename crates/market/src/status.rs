@@ -156,6 +156,7 @@ mod tests {
             checked: Some(RecordCheck {
                 provenance: Provenance::Proven { rev: "3l2".into() },
                 bindings: Vec::new(),
+                linked: Vec::new(),
             }),
         }
     }

@@ -299,7 +299,7 @@ export type BidView_Deserialize = {
 	/**  Why it does not count, when it was refused (one cut line). */
 	refused?: string | null,
 	/**  What was verified of its record, when it was fetched. */
-	checked?: CheckView | null,
+	checked?: CheckView_Deserialize | null,
 };
 
 /**  A bid the contract received. */
@@ -319,14 +319,20 @@ export type BidView_Serialize = {
 	/**  Why it does not count, when it was refused (one cut line). */
 	refused: string | null,
 	/**  What was verified of its record, when it was fetched. */
-	checked: CheckView | null,
+	checked: CheckView_Serialize | null,
 };
 
 /**
  *  What was verified of a peer's record before it counted: proven by its repo's signed commit
  *  or read on its PDS's word, and how its signing keys are bound to its author.
  */
-export type CheckView = {
+export type CheckView = CheckView_Serialize | CheckView_Deserialize;
+
+/**
+ *  What was verified of a peer's record before it counted: proven by its repo's signed commit
+ *  or read on its PDS's word, and how its signing keys are bound to its author.
+ */
+export type CheckView_Deserialize = {
 	/**  Whether its bytes were proven by its repo's signed commit. */
 	proven: boolean,
 	/**
@@ -334,6 +340,24 @@ export type CheckView = {
 	 *  the author's DID document lists").
 	 */
 	summary: string,
+	/**  The peers' records it links to, as fetched, known collection or not. */
+	linked: LinkedView_Deserialize[],
+};
+
+/**
+ *  What was verified of a peer's record before it counted: proven by its repo's signed commit
+ *  or read on its PDS's word, and how its signing keys are bound to its author.
+ */
+export type CheckView_Serialize = {
+	/**  Whether its bytes were proven by its repo's signed commit. */
+	proven: boolean,
+	/**
+	 *  The check in one line ("proven by its repo's signed commit (rev …); signed with a key
+	 *  the author's DID document lists").
+	 */
+	summary: string,
+	/**  The peers' records it links to, as fetched, known collection or not. */
+	linked: LinkedView_Serialize[],
 };
 
 /**  One cluster, as the list shows it. */
@@ -483,7 +507,7 @@ export type ContractView_Deserialize = {
 	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
 	receiptUrl?: string | null,
 	/**  What was verified of the receipt's record, once it is. */
-	receiptChecked?: CheckView | null,
+	receiptChecked?: CheckView_Deserialize | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message?: string | null,
 	/**  The bids received, as they arrived. */
@@ -516,7 +540,7 @@ export type ContractView_Serialize = {
 	/**  Where the receipt record can be read (its author's PDS `getRecord`), when known. */
 	receiptUrl: string | null,
 	/**  What was verified of the receipt's record, once it is. */
-	receiptChecked: CheckView | null,
+	receiptChecked: CheckView_Serialize | null,
 	/**  What the contract says about itself (why it waits, why it failed). */
 	message: string | null,
 	/**  The bids received, as they arrived. */
@@ -790,6 +814,45 @@ export type Keep =
 
 /**  Which kind of deployment a command is about. */
 export type Kind = "Infra" | "EphemeralInfra";
+
+/**  A record a peer's record links to, shown raw. */
+export type LinkedView = LinkedView_Serialize | LinkedView_Deserialize;
+
+/**  A record a peer's record links to, shown raw. */
+export type LinkedView_Deserialize = {
+	/**  Which link named it (`payload`, `bid.config`). */
+	link: string,
+	/**  Its at-uri. */
+	uri: string,
+	/**  Its cid. */
+	cid: string,
+	/**  Its collection. */
+	collection: string,
+	/**  Whether this app has a lexicon for the collection. */
+	known: boolean,
+	/**  Proven by its repo (`Some(true)`), read unproven (`Some(false)`), or not read (`None`). */
+	proven?: boolean | null,
+	/**  Its value as compact JSON (cut and marked when long), or why it was not read. */
+	value: string,
+};
+
+/**  A record a peer's record links to, shown raw. */
+export type LinkedView_Serialize = {
+	/**  Which link named it (`payload`, `bid.config`). */
+	link: string,
+	/**  Its at-uri. */
+	uri: string,
+	/**  Its cid. */
+	cid: string,
+	/**  Its collection. */
+	collection: string,
+	/**  Whether this app has a lexicon for the collection. */
+	known: boolean,
+	/**  Proven by its repo (`Some(true)`), read unproven (`Some(false)`), or not read (`None`). */
+	proven: boolean | null,
+	/**  Its value as compact JSON (cut and marked when long), or why it was not read. */
+	value: string,
+};
 
 /**  One member of a cluster: an identity with a grant. */
 export type MemberRow = MemberRow_Serialize | MemberRow_Deserialize;

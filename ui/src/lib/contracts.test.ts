@@ -6,6 +6,7 @@ import {
   costLabel,
   guestEventLabel,
   historyRows,
+  linkedRows,
   proofBadge,
   relativeTime,
   whoLabel,
@@ -60,6 +61,32 @@ describe("bids", () => {
     expect(rows.map((row) => row.proof?.label ?? null)).toEqual(["proven", "unproven", null]);
     expect(rows[1]?.proof).toEqual({ label: "unproven", tone: "waiting", title: unproven });
     expect(proofBadge(null)).toBeNull();
+  });
+
+  it("lists a receipt's linked records, unknown collections shown as received", () => {
+    const rows = linkedRows({
+      proven: true,
+      summary: "proven",
+      linked: [
+        {
+          link: "bid.config",
+          uri: "at://did:plc:b/com.publicdomainrelay.temp.compute.config.wif.simple/1",
+          cid: "bafyc",
+          collection: "com.publicdomainrelay.temp.compute.config.wif.simple",
+          known: false,
+          proven: false,
+          value: '{"$type":"com.publicdomainrelay.temp.compute.config.wif.simple","issuer":"x"}',
+        },
+        { link: "payload", uri: "at://did:plc:b/x/2", cid: "bafyp", collection: "x", known: true, proven: null, value: "not read: gone" },
+      ],
+    });
+    expect(rows.map((row) => [row.link, row.unknown !== null, row.proof])).toEqual([
+      ["bid.config", true, "unproven"],
+      ["payload", false, "not read"],
+    ]);
+    expect(rows[0]?.text).toContain('\n  "issuer": "x"');
+    expect(rows[1]?.text).toBe("not read: gone");
+    expect(linkedRows(null)).toEqual([]);
   });
 
   it("says free for a zero price and no price when the bid names none", () => {

@@ -21,6 +21,54 @@ export interface Bid {
 export interface Check {
   proven: boolean;
   summary: string;
+  linked?: Linked[];
+}
+
+/** A record a peer's record links to (the generated `LinkedView`). */
+export interface Linked {
+  link: string;
+  uri: string;
+  cid: string;
+  collection: string;
+  known: boolean;
+  proven: boolean | null;
+  value: string;
+}
+
+/** One linked record as the card lists it. */
+export interface LinkedRow {
+  key: string;
+  link: string;
+  collection: string;
+  /** `null` for a collection this app has a lexicon for; else says it has none. */
+  unknown: string | null;
+  proof: "proven" | "unproven" | "not read";
+  uri: string;
+  cid: string;
+  /** The value pretty-printed when it is whole JSON, else as kept (cut, or why not read). */
+  text: string;
+}
+
+/** The linked records of a check, each with its proof and its value readable. */
+export function linkedRows(check: Check | null | undefined): LinkedRow[] {
+  return (check?.linked ?? []).map((linked) => ({
+    key: `${linked.link} ${linked.uri}`,
+    link: linked.link,
+    collection: linked.collection,
+    unknown: linked.known ? null : "no lexicon here: shown as received",
+    proof: linked.proven === null ? "not read" : linked.proven ? "proven" : "unproven",
+    uri: linked.uri,
+    cid: linked.cid,
+    text: prettyJson(linked.value),
+  }));
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 /** How a record was checked, as a badge: its label, tone and the whole check on hover. */

@@ -11,7 +11,7 @@ use swdesk_api::contracts::{dids, name_identities};
 use swdesk_api::deployments::{declare, detail};
 use swdesk_api::identities::{Identities, Named, Names};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
-use swdesk_core::auction::trust::{KeyBinding, RecordCheck};
+use swdesk_core::auction::trust::{KeyBinding, LinkedRecord, RecordCheck};
 use swdesk_core::compute::{
     Bid, ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
     DeploymentRef, GuestEvent, PhaseChange, StrongRef,
@@ -105,6 +105,16 @@ fn deployed_api() -> ComputeContractStatus {
             bindings: vec![KeyBinding::AuthorDocument {
                 key: "did:key:zQ3sh".into(),
             }],
+            linked: vec![LinkedRecord {
+                link: "bid.config".into(),
+                uri: "at://did:plc:cheapbidder/com.publicdomainrelay.temp.compute.config.wif.simple/3lc"
+                    .into(),
+                cid: "bafyconfig".into(),
+                collection: "com.publicdomainrelay.temp.compute.config.wif.simple".into(),
+                known: false,
+                provenance: None,
+                value: "not read: its PDS did not answer".into(),
+            }],
         }),
         bids: vec![
             bid(DEAR, 2, Some("0.35")),
@@ -116,6 +126,7 @@ fn deployed_api() -> ComputeContractStatus {
                     bindings: vec![KeyBinding::Published {
                         key: "did:key:zDn".into(),
                     }],
+                    linked: Vec::new(),
                 }),
                 ..bid(BIDDER, 1, Some("0.2"))
             },
@@ -232,6 +243,16 @@ fn the_detail_shows_bids_events_history_and_a_merged_timeline_newest_first() {
     );
     let receipt = api.receipt_checked.as_ref().expect("the receipt's check");
     assert!(receipt.proven);
+    let linked: Vec<_> = receipt
+        .linked
+        .iter()
+        .map(|linked| (linked.link.as_str(), linked.known, linked.proven))
+        .collect();
+    assert_eq!(
+        linked,
+        [("bid.config", false, None)],
+        "a linked record of an unknown collection is shown, not refused"
+    );
     assert_eq!(
         receipt.summary,
         "proven by its repo's signed commit (rev 3lrev); signed with a key the author's DID \

@@ -635,6 +635,7 @@ mod tests {
         RecordCheck {
             provenance: crate::repo::Provenance::Proven { rev: "3l2".into() },
             bindings: Vec::new(),
+            linked: Vec::new(),
         }
     }
 

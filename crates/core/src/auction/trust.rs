@@ -70,6 +70,38 @@ pub struct RecordCheck {
     /// How each key that signed it is bound to its author (empty for an unsigned record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bindings: Vec<KeyBinding>,
+    /// The records it links to (and, for a receipt, those of the winning bid), as fetched:
+    /// kept raw with their cids, known collection or not, at most [`LINKED_CAP`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linked: Vec<LinkedRecord>,
+}
+
+/// The most linked records a check keeps.
+pub const LINKED_CAP: usize = 8;
+/// The most bytes of a linked record's value kept (one cut line of JSON).
+pub const LINKED_VALUE_MAX: usize = 8 * 1024;
+
+/// A record a peer's record links to, kept as fetched: never refused for being of a collection
+/// this app has no lexicon for, shown raw for the owner to read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkedRecord {
+    /// Which link named it (`payload`, `config`, `bid.payload`).
+    pub link: String,
+    /// Its at-uri and cid, as the link names them.
+    pub uri: String,
+    /// The cid the link names (and the fetched record has).
+    pub cid: String,
+    /// Its collection.
+    pub collection: String,
+    /// Whether this app has a lexicon for the collection.
+    pub known: bool,
+    /// Proven by its repo, or not; `None` when it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// Its value as compact JSON, cut to [`LINKED_VALUE_MAX`] bytes and marked when cut; or
+    /// why it could not be read.
+    pub value: String,
 }
 
 impl RecordCheck {
@@ -113,6 +145,7 @@ mod tests {
                     issuer: "did:web:ingress.example".into(),
                 },
             ],
+            linked: Vec::new(),
         };
         assert!(check.is_proven());
         assert_eq!(
@@ -125,6 +158,7 @@ mod tests {
                 why: "the PDS serves no proof".into(),
             },
             bindings: Vec::new(),
+            linked: Vec::new(),
         };
         assert!(!unproven.is_proven());
         assert_eq!(unproven.describe(), "unproven: the PDS serves no proof");
@@ -139,6 +173,7 @@ mod tests {
             bindings: vec![KeyBinding::AuthorDocument {
                 key: "did:key:zA".into(),
             }],
+            linked: Vec::new(),
         };
         let stored = serde_json::to_value(&check).expect("serializes");
         assert_eq!(

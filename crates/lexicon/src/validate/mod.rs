@@ -127,6 +127,11 @@ impl Catalog {
         self.docs.keys().map(String::as_str)
     }
 
+    /// Whether a record lexicon of `nsid` is loaded.
+    pub fn knows_record(&self, nsid: &str) -> bool {
+        matches!(self.def(nsid, "main"), Some(TopLevelDef::Record(_)))
+    }
+
     fn def(&self, nsid: &str, name: &str) -> Option<&TopLevelDef> {
         self.docs.get(nsid)?.defs.get(name)
     }

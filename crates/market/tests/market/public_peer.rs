@@ -146,12 +146,14 @@ async fn a_contract_is_deployed_on_the_public_bidder() {
         status.phase == ComputePhase::Released
     })
     .await;
-    let log = world.peer.bidder_log_text();
-    let deleted = log.lines().any(|line| {
+    let deleted = |line: &str| {
         line.contains("\"submitEvent: vm deleted\"") && line.contains(receipt.uri.as_str())
-    });
+    };
     assert!(
-        deleted,
+        world
+            .peer
+            .bidder_logs(deleted, Duration::from_secs(20))
+            .await,
         "the public bidder's log shows our vm.delete and its guest destroyed"
     );
 }

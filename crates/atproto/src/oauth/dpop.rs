@@ -156,7 +156,9 @@ impl Nonces {
         lock(&self.nonces).insert(origin(url), nonce.to_owned());
     }
 
-    /// Pretends this machine's clock is `seconds` off (a test of a laptop with a wrong clock).
+    /// Pretends this machine's clock is `seconds` off (a test of a laptop with a wrong clock);
+    /// only in tests and under the `test-support` feature.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn pretend_clock_off_by(&self, seconds: i64) {
         self.skew
             .store(seconds, std::sync::atomic::Ordering::SeqCst);

@@ -51,11 +51,26 @@ pub struct Desk {
     sessions: Sessions,
     data_dir: PathBuf,
     controller: Mutex<Option<AccountController>>,
-    controller_error: std::sync::Mutex<Option<String>>,
+    start_failure: std::sync::Mutex<Option<StartFailure>>,
     live: broadcast::Sender<LiveEvent>,
     clusters: std::sync::Mutex<Option<ClusterSession>>,
     identities: Identities,
 }
+
+/// Why the account's controller could not start, and when a read may try again.
+#[derive(Debug, Clone)]
+struct StartFailure {
+    /// The account whose controller it was.
+    did: String,
+    /// Why, for the window.
+    why: String,
+    /// Not before then: a window that polls must not restart the start (and the cluster feed)
+    /// on every read.
+    retry_at: std::time::Instant,
+}
+
+/// How long after a failed controller start a read tries it again.
+const START_RETRY: Duration = Duration::from_secs(2);
 
 /// The longest a deployment's detail waits for DIDs it shows for the first time.
 const NAMING_BUDGET: Duration = Duration::from_secs(2);
@@ -137,7 +152,7 @@ impl Desk {
             sessions,
             data_dir,
             controller: Mutex::new(None),
-            controller_error: std::sync::Mutex::new(None),
+            start_failure: std::sync::Mutex::new(None),
             live,
             clusters: std::sync::Mutex::new(None),
         }
@@ -448,7 +463,11 @@ impl Desk {
     /// The running controller; if it could not start for someone signed in, it is tried
     /// again first (a store another process held may be free now).
     async fn running(&self) -> tokio::sync::MutexGuard<'_, Option<AccountController>> {
-        if self.sessions.agent().is_some() && self.controller_error().is_some() {
+        let due = self
+            .lock_start_failure()
+            .as_ref()
+            .is_some_and(|failure| std::time::Instant::now() >= failure.retry_at);
+        if due && self.sessions.agent().is_some() {
             self.ensure_controller().await;
         }
         self.controller.lock().await
@@ -514,10 +533,15 @@ impl Desk {
 
     /// Why the controller is not running although someone is signed in, if it is not.
     pub fn controller_error(&self) -> Option<String> {
-        self.controller_error
+        self.lock_start_failure()
+            .as_ref()
+            .map(|failure| failure.why.clone())
+    }
+
+    fn lock_start_failure(&self) -> std::sync::MutexGuard<'_, Option<StartFailure>> {
+        self.start_failure
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     async fn ensure_controller(&self) {
@@ -536,9 +560,16 @@ impl Desk {
         }
         let network = self.sessions.network();
         let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
-        self.follow_clusters(&agent, &resolver);
+        let retrying = self
+            .lock_start_failure()
+            .as_ref()
+            .is_some_and(|failure| failure.did == agent.did());
+        if !retrying {
+            self.follow_clusters(&agent, &resolver);
+        }
         let market = self.market_access(&agent.did()).await;
         let agent_for_end = agent.clone();
+        let did = agent.did();
         let started = AccountController::start_on_market(
             &self.data_dir,
             agent,
@@ -547,21 +578,22 @@ impl Desk {
             EngineConfig::default(),
         )
         .await;
-        let mut error = self
-            .controller_error
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut failure = self.lock_start_failure();
         match started {
             Ok(controller) => {
                 controller.forward(&self.live);
                 tell_when_ended(&agent_for_end, &self.live);
                 *running = Some(controller);
                 let _no_window = self.live.send(LiveEvent::ControllerRunning(true));
-                *error = None;
+                *failure = None;
             }
-            Err(failure) => {
-                tracing::error!(%failure, "the controller could not start");
-                *error = Some(failure.to_string());
+            Err(error) => {
+                tracing::error!(%error, "the controller could not start");
+                *failure = Some(StartFailure {
+                    did,
+                    why: error.to_string(),
+                    retry_at: std::time::Instant::now() + START_RETRY,
+                });
             }
         }
     }

@@ -41,10 +41,21 @@ async fn a_second_desk_on_one_data_directory_runs_no_controller_and_says_who_hol
     );
 
     drop(first);
-    let rows = second.deployments().await;
+    assert!(
+        matches!(second.deployments().await, Err(DeskError::NotRunning(_))),
+        "a read right after a failed start does not start it again (it waits a moment)"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let rows = loop {
+        let rows = second.deployments().await;
+        if rows.is_ok() || std::time::Instant::now() > deadline {
+            break rows;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
     assert!(
         rows.is_ok(),
-        "the store is free once the first is gone: {rows:?}"
+        "the store is free once the first is gone, and a later read starts it: {rows:?}"
     );
     second.sign_out().await.unwrap();
 }

@@ -16,6 +16,7 @@
 //! peer's words in a [`PeerError`] are one line of at most [`PEER_WORDS_MAX`] bytes.
 
 use std::future::Future;
+use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
 
 use serde_json::{Value, json};
 use swdesk_atproto::identity::Resolver;
@@ -235,7 +236,7 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
                     .filter_map(|repo| repo["did"].as_str().map(str::to_owned)),
             );
             cursor = answer["cursor"].as_str().map(str::to_owned);
-            if cursor.is_none() || page.is_empty() {
+            if cursor.is_none() || page.is_empty() || repos.len() >= MAX_OFFERING_REPOS {
                 break;
             }
         }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_signers};
-use swdesk_core::auction::bidders::{FoundOffering, asked_bidders};
+use swdesk_core::auction::bidders::{FoundOffering, asked_bidders, offering_repos};
 use swdesk_core::auction::bids::{
     Auction, CountedBid, Decision, ReceivedBid, admit, author_of, decide,
 };
@@ -428,14 +428,11 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         }))
     }
 
-    /// Offerings in the repos the relay lists and in the explicit bidders' repos (never in a
-    /// denied one's).
+    /// Offerings in the explicit bidders' repos and those the relay lists (never in a denied
+    /// one's), at most core's `MAX_OFFERING_REPOS` repos.
     async fn offerings(&self, plan: &RequestPlan) -> Result<Vec<FoundOffering>, Stop> {
-        let mut repos = self.peers.repos_with(offering::NSID).await?;
-        repos.extend(plan.bidder_dids.iter().cloned());
-        repos.retain(|repo| !plan.deny_bidder_dids.contains(repo));
-        let mut seen = std::collections::HashSet::new();
-        repos.retain(|repo| seen.insert(repo.clone()));
+        let listed = self.peers.repos_with(offering::NSID).await?;
+        let repos = offering_repos(&plan.bidder_dids, listed, &plan.deny_bidder_dids);
         let mut found = Vec::new();
         for repo in repos {
             match self.repo.list(&repo, offering::NSID, None, 100).await {
@@ -953,18 +950,22 @@ mod tests {
 
     const OWNER: &str = "did:plc:owner";
 
-    /// Peers that ask nobody; `submitEvent` answers from a queue (then `Ok`).
+    /// Peers a relay lists (`listed`, none by default) that never bid; `submitEvent` answers
+    /// from a queue (then `Ok`).
     #[derive(Debug, Default)]
     struct FakePeers {
+        listed: Vec<String>,
+        rfps_sent: std::sync::atomic::AtomicUsize,
         event_answers: Mutex<VecDeque<Result<(), PeerError>>>,
         events_sent: Mutex<Vec<StrongRef>>,
     }
 
     impl Peers for FakePeers {
         async fn repos_with(&self, _collection: &str) -> Result<Vec<String>, PeerError> {
-            Ok(Vec::new())
+            Ok(self.listed.clone())
         }
         async fn submit_rfp(&self, _: &str, _: &StrongRef) -> Result<Option<StrongRef>, PeerError> {
+            (self.rfps_sent).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(None)
         }
         async fn document_keys(&self, _: &str) -> Result<Vec<String>, PeerError> {
@@ -1133,6 +1134,47 @@ mod tests {
             published.is_some(),
             "the key that signed the RFP is published"
         );
+    }
+
+    /// A relay listing 10,000 strangers, each with an offering for the payload: the auction
+    /// reads at most `MAX_OFFERING_REPOS` repos and sends the RFP to at most `MAX_ASKED`.
+    #[tokio::test]
+    async fn a_crowd_of_offerings_is_read_and_asked_only_up_to_the_limits() {
+        use swdesk_core::auction::bidders::{MAX_ASKED, MAX_OFFERING_REPOS};
+        let listed: Vec<String> = (0..10_000).map(|n| format!("did:plc:crowd{n}")).collect();
+        let (market, repo, peers) = market(FakePeers {
+            listed: listed.clone(),
+            ..FakePeers::default()
+        });
+        for did in listed.iter().take(MAX_OFFERING_REPOS + 50) {
+            let offering = serde_json::json!({
+                "$type": offering::NSID,
+                "endpointUrl": format!("https://{}.example/xrpc", did.replace(':', "-")),
+                "appliesTo": [vm::NSID],
+                "createdAt": "2026-12-05T00:00:00.000Z",
+            });
+            repo.write_directly(did, offering::NSID, "self", offering);
+        }
+        let before = repo.calls();
+        let mut contract = contract(requested());
+        for second in 0..8 {
+            step(&market, &mut contract, at(second)).await;
+        }
+        let auction = contract
+            .status
+            .flow
+            .as_ref()
+            .and_then(|flow| match &flow.step {
+                Step::RfpSent { auction, .. } | Step::BidsCollected { auction, .. } => {
+                    Some(auction.clone())
+                }
+                _ => None,
+            });
+        let asked = auction.expect("the auction is open").asked.len();
+        assert_eq!(asked, MAX_ASKED);
+        assert!(repo.calls().since(before).lists <= MAX_OFFERING_REPOS);
+        let sent = peers.rfps_sent.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(sent <= MAX_ASKED, "{sent} RFPs sent");
     }
 
     #[tokio::test]

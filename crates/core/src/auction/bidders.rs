@@ -5,6 +5,11 @@
 //! Invariants: [`asked_bidders`] is deduplicated by DID and stable: explicit bidders first in
 //! declaration order, then offerings in the order given; a denied DID is never in it, whatever
 //! else names it; an explicit bidder takes the endpoint of its offering when it has one.
+//!
+//! Limits (a relay or a crowd of strangers publishing offerings must not make the app read or
+//! call without end): at most [`MAX_OFFERING_REPOS`] repos are read for offerings per auction
+//! ([`offering_repos`]: explicit bidders first), and the discovered bidders asked stop at
+//! [`MAX_ASKED`] in all; every explicit bidder is asked.
 
 use swdesk_lexicon::com::publicdomainrelay::temp::market::offering::Offering;
 
@@ -29,6 +34,26 @@ pub struct AskedBidder {
     pub endpoint: Option<String>,
 }
 
+/// The most repos read for offerings in one auction.
+pub const MAX_OFFERING_REPOS: usize = 256;
+/// The most bidders one RFP goes to (explicit bidders beyond it are still asked).
+pub const MAX_ASKED: usize = 64;
+
+/// The repos to read offerings from: the explicit bidders', then those a relay listed, without
+/// the denied ones or repeats, at most [`MAX_OFFERING_REPOS`].
+pub fn offering_repos(explicit: &[String], listed: Vec<String>, denied: &[String]) -> Vec<String> {
+    let mut repos: Vec<String> = Vec::new();
+    for repo in explicit.iter().cloned().chain(listed) {
+        if repos.len() >= MAX_OFFERING_REPOS {
+            break;
+        }
+        if !denied.contains(&repo) && !repos.contains(&repo) {
+            repos.push(repo);
+        }
+    }
+    repos
+}
+
 /// The bidders asked for a payload of `payload_nsid`.
 pub fn asked_bidders(
     explicit: &[String],
@@ -51,7 +76,11 @@ pub fn asked_bidders(
         .map(String::as_str)
         .chain(applying.iter().map(|found| found.bidder_did.as_str()));
     let mut asked: Vec<AskedBidder> = Vec::new();
-    for did in candidates {
+    for (index, did) in candidates.enumerate() {
+        let discovered = index >= explicit.len();
+        if discovered && asked.len() >= MAX_ASKED {
+            break;
+        }
         let seen = asked.iter().any(|bidder| bidder.did == did);
         if !seen && !denied.iter().any(|deny| deny == did) {
             asked.push(AskedBidder {
@@ -152,5 +181,31 @@ mod tests {
                 });
             prop_assert_eq!(names, expected);
         }
+    }
+
+    #[test]
+    fn a_crowd_of_offerings_is_read_and_asked_only_up_to_the_limits() {
+        let crowd: Vec<String> = (0..10_000)
+            .map(|n| format!("did:plc:stranger{n}"))
+            .collect();
+        let explicit = vec!["did:plc:mine".to_owned()];
+        let denied = vec!["did:plc:stranger0".to_owned()];
+        let repos = offering_repos(&explicit, crowd.clone(), &denied);
+        assert_eq!(repos.len(), MAX_OFFERING_REPOS);
+        assert_eq!(repos[0], "did:plc:mine", "explicit bidders are read first");
+        assert!(!repos.contains(&"did:plc:stranger0".to_owned()));
+
+        let offerings: Vec<FoundOffering> = crowd.iter().map(|did| found(did, &[VM])).collect();
+        let asked = asked_bidders(&explicit, &offerings, &denied, VM);
+        assert_eq!(asked.len(), MAX_ASKED);
+        assert_eq!(asked[0].did, "did:plc:mine");
+
+        let many_explicit: Vec<String> = (0..100).map(|n| format!("did:plc:mine{n}")).collect();
+        let asked = asked_bidders(&many_explicit, &offerings, &denied, VM);
+        assert_eq!(
+            asked.len(),
+            100,
+            "every explicit bidder is asked, no stranger beyond"
+        );
     }
 }

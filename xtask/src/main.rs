@@ -10,6 +10,7 @@ mod display;
 mod fuzz;
 mod list_bench;
 mod paths;
+mod pins;
 mod run;
 mod sandbox;
 mod setup;

@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::cmd;
 use crate::fuzz;
 use crate::paths::Paths;
+use crate::pins;
 use crate::run::{self, APP_BINARY};
 use crate::sandbox::{self, SandboxPds};
 use crate::setup::{self, Purpose};
@@ -72,6 +73,10 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     tally.check(
         "cargo fmt --check",
         cmd::run(cmd::cargo().args(["fmt", "--all", "--check"])),
+    );
+    tally.check(
+        "Tauri crates and npm packages on one minor release",
+        pins::check(paths),
     );
     let ui_built = tally.check("UI build", run::build_ui(paths));
     tally.check(

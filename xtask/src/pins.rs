@@ -1,0 +1,104 @@
+//! The Tauri crates and their npm packages move together: the Tauri CLI refuses to bundle when
+//! a plugin's crate and its `@tauri-apps/plugin-*` package are on different minor releases, so
+//! [`drift`] names every pair that differs (read from `Cargo.lock` and `ui/package-lock.json`),
+//! and `cargo xtask test` fails when one does ([`check`]).
+
+use anyhow::Context;
+use serde_json::Value;
+
+use crate::paths::Paths;
+
+/// Fails naming every Tauri crate whose npm package is on another minor release.
+pub fn check(paths: &Paths) -> anyhow::Result<()> {
+    let cargo_lock =
+        std::fs::read_to_string(paths.root.join("Cargo.lock")).context("reading Cargo.lock")?;
+    let package_lock = std::fs::read_to_string(paths.ui().join("package-lock.json"))
+        .context("reading ui/package-lock.json")?;
+    let package_lock: Value =
+        serde_json::from_str(&package_lock).context("ui/package-lock.json is not JSON")?;
+    let drifted = drift(&cargo_lock, &package_lock);
+    anyhow::ensure!(
+        drifted.is_empty(),
+        "pin them to one minor release: {}",
+        drifted.join("; ")
+    );
+    Ok(())
+}
+
+/// Every Tauri crate whose npm package is on another major or minor release, as
+/// "crate x.y.z ≠ package a.b.c"; empty when they match.
+pub fn drift(cargo_lock: &str, package_lock: &Value) -> Vec<String> {
+    let mut drifted = Vec::new();
+    for (name, version) in locked_crates(cargo_lock) {
+        let Some(package) = npm_package_of(&name) else {
+            continue;
+        };
+        let key = format!("node_modules/{package}");
+        let Some(npm) = package_lock["packages"][&key]["version"].as_str() else {
+            if name != "tauri" {
+                drifted.push(format!("{name} {version} has no {package} in the UI"));
+            }
+            continue;
+        };
+        if minor(&version) != minor(npm) {
+            drifted.push(format!("{name} {version} ≠ {package} {npm}"));
+        }
+    }
+    drifted
+}
+
+/// The npm package that goes with a Tauri crate.
+fn npm_package_of(crate_name: &str) -> Option<String> {
+    if crate_name == "tauri" {
+        return Some("@tauri-apps/api".to_owned());
+    }
+    let plugin = crate_name.strip_prefix("tauri-plugin-")?;
+    Some(format!("@tauri-apps/plugin-{plugin}"))
+}
+
+/// `(name, version)` of every package in a `Cargo.lock`.
+fn locked_crates(cargo_lock: &str) -> Vec<(String, String)> {
+    let mut crates = Vec::new();
+    let mut name = None;
+    for line in cargo_lock.lines() {
+        if let Some(value) = line.strip_prefix("name = ") {
+            name = Some(value.trim_matches('"').to_owned());
+        } else if let (Some(value), Some(current)) = (line.strip_prefix("version = "), name.take())
+        {
+            crates.push((current, value.trim_matches('"').to_owned()));
+        }
+    }
+    crates
+}
+
+/// `major.minor` of a version.
+fn minor(version: &str) -> String {
+    version.split('.').take(2).collect::<Vec<_>>().join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tauri_crate_and_its_npm_package_are_on_one_minor_release() {
+        let paths = Paths::discover().expect("the workspace");
+        check(&paths).expect("no drift");
+    }
+
+    #[test]
+    fn a_plugin_on_another_minor_release_is_named() {
+        let cargo_lock = "[[package]]\nname = \"tauri-plugin-notification\"\nversion = \"2.8.1\"\n\
+                          \n[[package]]\nname = \"tauri-plugin-dialog\"\nversion = \"2.4.0\"\n";
+        let package_lock = serde_json::json!({"packages": {
+            "node_modules/@tauri-apps/plugin-notification": {"version": "2.5.0"}
+        }});
+        assert_eq!(
+            drift(cargo_lock, &package_lock),
+            [
+                "tauri-plugin-notification 2.8.1 ≠ @tauri-apps/plugin-notification 2.5.0",
+                "tauri-plugin-dialog 2.4.0 has no @tauri-apps/plugin-dialog in the UI",
+            ]
+        );
+    }
+}

@@ -12,7 +12,9 @@
 //! object goes); nothing but the index is ever written at `self`, and never over a record there
 //! that this version cannot read as an index (`swdesk_core::index::readable`: another
 //! client's, newer or broken): the batch is refused, [`IndexWriter::health`] says why, and the
-//! next batch looks again. Fields this version does not know are kept through every write.
+//! next batch looks again. A full index (`MAX_LIVE` live entries) is written without the new
+//! entries, and the health says how many deployments wait for room. Fields this version does
+//! not know are kept through every write.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -20,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_core::index::{
-    self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry,
+    self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry, MAX_LIVE,
 };
 use swdesk_core::infra::{DeploymentKind, EndReason};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
@@ -104,6 +106,12 @@ impl Refusals {
             }
         }
     }
+
+    /// How many deployments wait for room in a full index.
+    fn waiting_for_room(&self) -> usize {
+        let full = IndexError::Full.to_string();
+        self.told.iter().filter(|(_, why)| *why == full).count()
+    }
 }
 
 /// Batches index operations into compare-and-swap writes.
@@ -182,7 +190,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             let ops: Vec<IndexOp> = batch.iter().map(|(op, _)| op.clone()).collect();
             match self.write(&ops).await {
                 Ok(()) => {
-                    self.health.send_if_modified(|why| why.take().is_some());
+                    self.set_health(self.room_problem());
                     answer(batch, Ok(()));
                 }
                 Err(Stop::Repo(error)) if error.is_transient() => {
@@ -204,14 +212,35 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         let why = format!(
             "{why}. It was written by a newer or broken client, and is not written over: the deployments keep syncing, the index waits until it reads again"
         );
-        if self.health.send_if_modified(|now| {
-            let changed = now.as_deref() != Some(why.as_str());
-            *now = Some(why.clone());
-            changed
-        }) {
+        if self.set_health(Some(why.clone())) {
             tracing::warn!(reason = %why, "the index at self is not written");
         }
         answer(batch, Err(why));
+    }
+
+    /// Why new deployments are not listed, when the index is full of live ones.
+    fn room_problem(&self) -> Option<String> {
+        let waiting = self
+            .refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .waiting_for_room();
+        (waiting > 0).then(|| {
+            format!(
+                "The index at self already lists {MAX_LIVE} live deployments, the most it may: \
+                 {waiting} new deployment(s) are published but not listed until one ends. End \
+                 or release a deployment you no longer need to make room"
+            )
+        })
+    }
+
+    /// Sets the index's health; `true` when it changed.
+    fn set_health(&self, why: Option<String>) -> bool {
+        self.health.send_if_modified(|now| {
+            let changed = *now != why;
+            *now = why.clone();
+            changed
+        })
     }
 
     /// Applies `ops` to the index and writes it, re-reading it after a lost race.

@@ -171,3 +171,49 @@ async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_nev
     assert_eq!(*health.borrow(), None);
     engine.shutdown(Duration::from_secs(2)).await;
 }
+
+/// An index already listing the most live deployments it may: a new deployment is published
+/// all the same, and the index's health tells the owner why it is not listed and what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
+    let world = World::new();
+    let live: Vec<serde_json::Value> = (0..swdesk_core::index::MAX_LIVE)
+        .map(|n| {
+            serde_json::json!({
+                "collection": INFRA,
+                "rkey": format!("other-{n}"),
+                "createdAt": "2026-12-01T00:00:00.000Z",
+                "addedAt": "2026-12-01T00:00:00.000Z",
+                "writer": "cli",
+            })
+        })
+        .collect();
+    let full = serde_json::json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": live},
+    });
+    world.repo.write_directly(OWNER, INFRA, "self", full);
+    let engine = start(&world, EngineConfig::default());
+    let mut health = engine.index_health();
+    declare(&world, "web", "hello");
+    eventually("the deployment is published all the same", || {
+        world.repo.value(OWNER, INFRA, "web").is_some()
+    })
+    .await;
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        health.wait_for(|why| why.is_some()),
+    )
+    .await
+    .expect("the index's health tells why the deployment is not listed")
+    .unwrap();
+    let why = health.borrow().clone().unwrap();
+    assert!(
+        why.contains("already lists 256 live deployments")
+            && why.contains("1 new deployment(s)")
+            && why.contains("End or release"),
+        "{why}"
+    );
+    engine.shutdown(Duration::from_secs(2)).await;
+}

@@ -26,6 +26,8 @@ pub struct AppInfo {
     pub log_dir: String,
     /// Where kubeconfigs go by default (`~/.kube`).
     pub kubeconfig_dir: String,
+    /// The scopes sign-in asks for, shown before the browser opens.
+    pub requested_scopes: Vec<String>,
 }
 
 /// An account the local sandbox made for trying the app (a sandbox password, nothing real).
@@ -106,6 +108,7 @@ pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, C
         data_dir: dir(paths.app_data_dir())?,
         log_dir: dir(paths.app_log_dir())?,
         kubeconfig_dir: dir(paths.home_dir().map(|home| home.join(".kube")))?,
+        requested_scopes: swdesk_api::session::requested_scopes(),
     })
 }
 

@@ -1,4 +1,5 @@
-//! Signing in from the window: the sign-in screen, the browser (Chromium at the sandbox PDS's
+//! Signing in from the window: the sign-in screen (with the scopes it will ask for, before the
+//! browser opens), the browser (Chromium at the sandbox PDS's
 //! real authorization page, as `$BROWSER`), the account menu, a restart that keeps the
 //! session, sign-out; and a handle that does not resolve, refused with advice.
 
@@ -21,6 +22,15 @@ async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() ->
     window.click("[data-action='sign-in']").await?;
     window
         .wait_for_text("[data-testid='sandbox-demo']", &account.handle)
+        .await?;
+    window
+        .click("[data-testid='requested-scopes'] summary")
+        .await?;
+    window
+        .wait_for_text(
+            "[data-testid='requested-scopes']",
+            "Write computer.socialweb.infra records",
+        )
         .await?;
     window.screenshot("sign-in-screen").await?;
     window.click("[data-action='continue-in-browser']").await?;

@@ -103,6 +103,16 @@ pub struct Sessions {
     restored: OnceCell<()>,
 }
 
+/// The scopes sign-in asks the owner's server for, one per item, in the order asked: shown
+/// before the browser opens, so the owner knows what they approve. (A server that knows no
+/// granular scopes is asked for `transition:generic` instead; the account shows what was granted.)
+pub fn requested_scopes() -> Vec<String> {
+    swdesk_atproto::oauth::scope::granular()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
 impl Sessions {
     /// Sessions of `network`, kept in the OS keychain, signing in through `browser`.
     pub fn new(network: Network, browser: Arc<dyn Browser>) -> Self {

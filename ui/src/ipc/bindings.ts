@@ -220,6 +220,8 @@ export type AppInfo_Deserialize = {
 	logDir: string,
 	/**  Where kubeconfigs go by default (`~/.kube`). */
 	kubeconfigDir: string,
+	/**  The scopes sign-in asks for, shown before the browser opens. */
+	requestedScopes: string[],
 };
 
 /**  What the Settings screen shows about this installation. */
@@ -234,6 +236,8 @@ export type AppInfo_Serialize = {
 	logDir: string,
 	/**  Where kubeconfigs go by default (`~/.kube`). */
 	kubeconfigDir: string,
+	/**  The scopes sign-in asks for, shown before the browser opens. */
+	requestedScopes: string[],
 };
 
 /**  The result of applying (or dry-running) one object. */

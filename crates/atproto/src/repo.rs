@@ -30,6 +30,49 @@ pub struct PdsRepo {
 }
 
 impl PdsRepo {
+    /// The record at `uri` with its repo's proof, checked against the author's DID document as
+    /// the resolver keeps it.
+    async fn prove_with_kept_document(
+        &self,
+        uri: &RecordUri,
+    ) -> Result<Option<ProvenRecord>, RepoError> {
+        let identity = self
+            .resolver
+            .resolve_did(uri.authority())
+            .await
+            .map_err(|error| RepoError::unavailable(error.to_string()))?;
+        let rkey = uri.rkey().to_string();
+        let answer = fetch_proof(self.resolver.http(), &identity.pds, uri).await?;
+        let ProofAnswer::Car(car) = answer else {
+            let ProofAnswer::NotServed(why) = answer else {
+                return Ok(None);
+            };
+            let record = self.get(uri).await?;
+            return Ok(record.map(|record| ProvenRecord {
+                record,
+                provenance: Provenance::Unproven { why },
+            }));
+        };
+        let proven = proof::verify_record(
+            &car,
+            uri.authority(),
+            &identity.signing_key,
+            uri.collection(),
+            &rkey,
+        )
+        .map_err(|error| RepoError::BadProof {
+            message: format!("{uri}: {error}"),
+        })?;
+        Ok(proven.map(|proven| ProvenRecord {
+            record: StoredRecord {
+                uri: uri.clone(),
+                cid: proven.cid.to_string(),
+                value: proven.value,
+            },
+            provenance: Provenance::Proven { rev: proven.rev },
+        }))
+    }
+
     /// `com.atproto.repo.putRecord` of `value`, as it is: [`RecordRepo::put`] checks it first.
     async fn send_put(
         &self,
@@ -133,41 +176,14 @@ impl RecordRepo for PdsRepo {
     }
 
     async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
-        let identity = self
-            .resolver
-            .resolve_did(uri.authority())
-            .await
-            .map_err(|error| RepoError::unavailable(error.to_string()))?;
-        let rkey = uri.rkey().to_string();
-        let answer = fetch_proof(self.resolver.http(), &identity.pds, uri).await?;
-        let ProofAnswer::Car(car) = answer else {
-            let ProofAnswer::NotServed(why) = answer else {
-                return Ok(None);
-            };
-            let record = self.get(uri).await?;
-            return Ok(record.map(|record| ProvenRecord {
-                record,
-                provenance: Provenance::Unproven { why },
-            }));
-        };
-        let proven = proof::verify_record(
-            &car,
-            uri.authority(),
-            &identity.signing_key,
-            uri.collection(),
-            &rkey,
-        )
-        .map_err(|error| RepoError::BadProof {
-            message: format!("{uri}: {error}"),
-        })?;
-        Ok(proven.map(|proven| ProvenRecord {
-            record: StoredRecord {
-                uri: uri.clone(),
-                cid: proven.cid.to_string(),
-                value: proven.value,
-            },
-            provenance: Provenance::Proven { rev: proven.rev },
-        }))
+        match self.prove_with_kept_document(uri).await {
+            // The kept DID document may be older than a key rotation: read it afresh, once.
+            Err(RepoError::BadProof { .. }) => {
+                self.resolver.forget(uri.authority());
+                self.prove_with_kept_document(uri).await
+            }
+            other => other,
+        }
     }
 
     async fn list(

@@ -11,7 +11,8 @@
 mod document;
 mod handle;
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use swdesk_net::{Limit, NetPolicy, Outbound, read_json};
 use url::Url;
@@ -156,17 +157,66 @@ pub enum IdentityError {
     },
 }
 
-/// Resolves handles and DIDs with one HTTP client and one DNS resolver.
+/// How long a fetched DID document is used before it is fetched again.
+pub const DOCUMENT_TTL: Duration = Duration::from_secs(300);
+/// The most DID documents kept (the oldest goes first).
+pub const DOCUMENT_CACHE_CAP: usize = 512;
+
+/// DID documents fetched lately, by DID, with when each was fetched.
+type DocumentCache = std::sync::Mutex<std::collections::HashMap<String, (Instant, DidDocument)>>;
+
+/// Resolves handles and DIDs with one HTTP client and one DNS resolver. DID documents are kept
+/// for [`DOCUMENT_TTL`] (the market reads many records of the same few authors); sign-in
+/// ([`Self::resolve`]) always fetches afresh, and a caller that finds a document stale (a proof
+/// signed by another key) [`Self::forget`]s it.
 #[derive(Debug, Clone)]
 pub struct Resolver {
     config: IdentityConfig,
     http: Outbound,
+    documents: Arc<DocumentCache>,
 }
 
 impl Resolver {
     /// A resolver for `config`, using `http` for every HTTP hop.
     pub fn new(config: IdentityConfig, http: Outbound) -> Self {
-        Self { config, http }
+        Self {
+            config,
+            http,
+            documents: Arc::default(),
+        }
+    }
+
+    /// Drops the kept document of `did`, so the next read fetches it.
+    pub fn forget(&self, did: &str) {
+        self.lock_documents().remove(did);
+    }
+
+    fn lock_documents(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (Instant, DidDocument)>> {
+        self.documents
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn kept(&self, did: &str) -> Option<DidDocument> {
+        let documents = self.lock_documents();
+        let (fetched_at, document) = documents.get(did)?;
+        (fetched_at.elapsed() < DOCUMENT_TTL).then(|| document.clone())
+    }
+
+    fn keep(&self, did: &str, document: &DidDocument) {
+        let mut documents = self.lock_documents();
+        if documents.len() >= DOCUMENT_CACHE_CAP && !documents.contains_key(did) {
+            let oldest = documents
+                .iter()
+                .min_by_key(|(_, (fetched_at, _))| *fetched_at)
+                .map(|(oldest, _)| oldest.clone());
+            if let Some(oldest) = oldest {
+                documents.remove(&oldest);
+            }
+        }
+        documents.insert(did.to_owned(), (Instant::now(), document.clone()));
     }
 
     /// The client identity hops go through; other parties' services are reached with it too
@@ -180,10 +230,12 @@ impl Resolver {
         &self.config
     }
 
-    /// Resolves a handle or a DID (as typed at sign-in) to a verified identity.
+    /// Resolves a handle or a DID (as typed at sign-in) to a verified identity, from a freshly
+    /// fetched DID document.
     pub async fn resolve(&self, input: &str) -> Result<Identity, IdentityError> {
         let input = input.trim().trim_start_matches('@');
         if swdesk_lexicon::syntax::did(input).is_ok() {
+            self.forget(input);
             return self.resolve_did(input).await;
         }
         let handle = input.to_ascii_lowercase();
@@ -193,6 +245,7 @@ impl Resolver {
             });
         }
         let did = handle::resolve(&self.http, &self.config.handle_methods, &handle).await?;
+        self.forget(&did);
         let identity = self.resolve_did(&did).await?;
         if identity.handle.as_deref() != Some(handle.as_str()) {
             return Err(IdentityError::HandleNotClaimed { handle, did });
@@ -206,8 +259,17 @@ impl Resolver {
         identity_of(&document, self.config.allow_http_localhost)
     }
 
-    /// Fetches the DID document of `did`.
+    /// The DID document of `did`: the one kept when it is recent, else fetched (and kept).
     pub async fn did_document(&self, did: &str) -> Result<DidDocument, IdentityError> {
+        if let Some(document) = self.kept(did) {
+            return Ok(document);
+        }
+        let document = self.fetch_did_document(did).await?;
+        self.keep(did, &document);
+        Ok(document)
+    }
+
+    async fn fetch_did_document(&self, did: &str) -> Result<DidDocument, IdentityError> {
         let url = self.document_url(did)?;
         let unreachable = |reason: String| IdentityError::DidUnreachable {
             did: did.to_owned(),

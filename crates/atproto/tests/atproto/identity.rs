@@ -62,6 +62,45 @@ async fn each_failing_hop_is_its_own_error() {
     );
 }
 
+/// A DID document is fetched once and kept a while for the many reads of the same author;
+/// forgetting it, or resolving it at sign-in, fetches it afresh.
+#[tokio::test]
+async fn a_did_document_is_kept_between_reads_and_fetched_afresh_at_sign_in() {
+    let sandbox = Sandbox::new().await;
+    let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let did = serve_counted_did_web(
+        |did| {
+            serde_json::json!({
+                "id": did,
+                "verificationMethod": [{
+                    "id": "#atproto",
+                    "type": "Multikey",
+                    "publicKeyMultibase": "zQ3shqwJEJyMBsBXCWyCBpUBMqxcon9oHB7mCvx4sSpMdLJwc"
+                }],
+                "service": [{
+                    "id": "#atproto_pds",
+                    "type": "AtprotoPersonalDataServer",
+                    "serviceEndpoint": "http://localhost:2583"
+                }]
+            })
+        },
+        served.clone(),
+    )
+    .await;
+    let ports = [loopback_web_did_port(&did).unwrap()];
+    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound_reaching(&ports));
+    let count = || served.load(std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..5 {
+        resolver.resolve_did(&did).await.unwrap();
+    }
+    assert_eq!(count(), 1, "five reads, one fetch");
+    resolver.forget(&did);
+    resolver.resolve_did(&did).await.unwrap();
+    assert_eq!(count(), 2, "a forgotten document is fetched again");
+    let _ = resolver.resolve(&did).await;
+    assert_eq!(count(), 3, "sign-in resolves from a fresh document");
+}
+
 #[tokio::test]
 async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
     let sandbox = Sandbox::new().await;
@@ -108,6 +147,14 @@ async fn closed_port() -> u16 {
 async fn serve_did_web(
     document: impl Fn(&str) -> serde_json::Value + Send + Sync + 'static,
 ) -> String {
+    serve_counted_did_web(document, Arc::default()).await
+}
+
+/// [`serve_did_web`], counting the requests served in `served`.
+async fn serve_counted_did_web(
+    document: impl Fn(&str) -> serde_json::Value + Send + Sync + 'static,
+    served: Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
     let did = format!(
         "did:web:localhost%3A{}",
@@ -116,6 +163,7 @@ async fn serve_did_web(
     let body = Arc::new(document(&did).to_string());
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
+            served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let body = body.clone();
             tokio::spawn(async move {
                 let mut request = [0_u8; 4096];

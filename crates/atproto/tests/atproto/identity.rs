@@ -69,21 +69,7 @@ async fn a_did_document_is_kept_between_reads_and_fetched_afresh_at_sign_in() {
     let sandbox = Sandbox::new().await;
     let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let did = serve_counted_did_web(
-        |did| {
-            serde_json::json!({
-                "id": did,
-                "verificationMethod": [{
-                    "id": "#atproto",
-                    "type": "Multikey",
-                    "publicKeyMultibase": "zQ3shqwJEJyMBsBXCWyCBpUBMqxcon9oHB7mCvx4sSpMdLJwc"
-                }],
-                "service": [{
-                    "id": "#atproto_pds",
-                    "type": "AtprotoPersonalDataServer",
-                    "serviceEndpoint": "http://localhost:2583"
-                }]
-            })
-        },
+        |did| document_with_pds(did, "http://localhost:2583"),
         served.clone(),
     )
     .await;
@@ -107,20 +93,9 @@ async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
     let account = sandbox.account("pdsdown").await;
     let closed = closed_port().await;
     let did = serve_did_web(move |did| {
-        serde_json::json!({
-            "id": did,
-            "alsoKnownAs": ["at://down.test"],
-            "verificationMethod": [{
-                "id": "#atproto",
-                "type": "Multikey",
-                "publicKeyMultibase": "zQ3shqwJEJyMBsBXCWyCBpUBMqxcon9oHB7mCvx4sSpMdLJwc"
-            }],
-            "service": [{
-                "id": "#atproto_pds",
-                "type": "AtprotoPersonalDataServer",
-                "serviceEndpoint": format!("http://localhost:{closed}")
-            }]
-        })
+        let mut document = document_with_pds(did, &format!("http://localhost:{closed}"));
+        document["alsoKnownAs"] = serde_json::json!(["at://down.test"]);
+        document
     })
     .await;
     let store = keychain("pdsdown");
@@ -135,6 +110,23 @@ async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
         "{refused:?}"
     );
     assert_eq!(store.load().unwrap(), None);
+}
+
+/// The document of `did`: a signing key and a PDS at `pds`.
+fn document_with_pds(did: &str, pds: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": did,
+        "verificationMethod": [{
+            "id": "#atproto",
+            "type": "Multikey",
+            "publicKeyMultibase": "zQ3shqwJEJyMBsBXCWyCBpUBMqxcon9oHB7mCvx4sSpMdLJwc"
+        }],
+        "service": [{
+            "id": "#atproto_pds",
+            "type": "AtprotoPersonalDataServer",
+            "serviceEndpoint": pds
+        }]
+    })
 }
 
 /// A port nothing listens on.

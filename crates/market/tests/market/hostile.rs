@@ -217,3 +217,42 @@ async fn a_peer_cannot_make_the_requester_call_a_place_the_owner_did_not_name() 
     }
     assert_eq!(canary.connections(), 0, "no connection reached the canary");
 }
+
+/// A relay that lists strangers without end (500 a page, always another cursor): the requester
+/// stops paging once it has the most repos an auction reads, so the relay is asked once, not
+/// fifty times for 25,000 repos.
+#[tokio::test]
+async fn a_relay_listing_strangers_without_end_is_read_only_until_the_cap() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
+    let pages = std::sync::Arc::new(AtomicUsize::new(0));
+    let served = pages.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = Router::new().route(
+        "/xrpc/com.atproto.sync.listReposByCollection",
+        get(move || {
+            let page = served.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let repos: Vec<Value> = (0..500)
+                    .map(|n| json!({"did": format!("did:plc:crowd{page}x{n}")}))
+                    .collect();
+                axum::Json(json!({"repos": repos, "cursor": format!("page{}", page + 1)}))
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let relay = Url::parse(&format!("http://localhost:{port}")).unwrap();
+    let unused = Url::parse("http://localhost:1").unwrap();
+    let identity = IdentityConfig::sandbox(unused.clone(), unused);
+    let policy = NetPolicy::public().with_loopback_port(port);
+    let resolver = Resolver::new(identity, Outbound::new(policy));
+    let peers = HttpPeers::new(resolver, FixedToken, OfferingSource::Relay(relay));
+
+    let repos = peers
+        .repos_with("com.publicdomainrelay.temp.market.offering")
+        .await
+        .unwrap();
+    assert!(repos.len() >= MAX_OFFERING_REPOS && repos.len() <= 500);
+    assert_eq!(pages.load(Ordering::SeqCst), 1, "one page asked for");
+}

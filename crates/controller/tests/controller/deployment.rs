@@ -270,6 +270,38 @@ async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_inde
     );
 }
 
+/// The soak found deployments that never ended: the owner deleted them while their record's
+/// first write was in flight, before the binding was recorded, and the end found no binding
+/// and finished without a final write. The record, written a moment later, stayed live.
+#[tokio::test]
+async fn a_deployment_deleted_while_its_first_write_is_in_flight_still_ends_its_record() {
+    let world = World::new();
+    let core = Core::new(&world);
+    let (store, repo) = (world.store.clone(), world.repo.clone());
+    let now = world.clock_now();
+    let deleted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let deleted_then = deleted.clone();
+    world.repo.during_next_put(move || {
+        if repo.value(OWNER, INFRA, "web").is_some() {
+            store
+                .delete::<InfraSpec>(&Name::parse("web").unwrap(), now)
+                .unwrap();
+            deleted_then.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    infra(&world, "web", "short-lived", vec![]);
+    core.settle(&world).await;
+
+    assert!(
+        deleted.load(std::sync::atomic::Ordering::SeqCst),
+        "the deletion came while the record's first write was in flight"
+    );
+    assert!(get(&world, "web").is_none(), "the object is gone");
+    let ended = record(&world, "web").expect("the record stays");
+    assert_eq!(ended["status"]["phase"], "ended", "{ended}");
+    assert_eq!(ended["status"]["endReason"], "deleted");
+}
+
 #[tokio::test]
 async fn a_deployment_re_created_under_an_ended_name_takes_a_successor_rkey() {
     let world = World::new();

@@ -510,15 +510,21 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         infra.ended_at = Some(ended_at);
         infra.end_reason = Some(reason);
         infra.phase = rollup::ObjectPhase::Ended;
-        let Some(bound) = D::status(&object.status).record.clone() else {
-            self.write_status(object, ended.status).await?;
-            return Ok(CleanupProgress::Done);
+        let rkey = match (D::status(&object.status).record.as_ref(), child.as_ref()) {
+            (Some(bound), _) => bound.rkey.clone(),
+            // Ended before the binding was recorded: the child may have written the record
+            // already (it gets its final write) or may still (wait for it).
+            (None, Some(child)) if child.status.cid.is_some() => child.spec.rkey.clone(),
+            (None, Some(child)) if write_may_land(child) => {
+                self.write_status(object, status).await?;
+                return Ok(CleanupProgress::Waiting(Action::RequeueAfter(WAIT)));
+            }
+            (None, _) => {
+                self.write_status(object, ended.status).await?;
+                return Ok(CleanupProgress::Done);
+            }
         };
-        let Some(remote) = self
-            .view
-            .record(D::DEPLOYMENT.collection(), bound.rkey.as_str())
-            .await?
-        else {
+        let Some(remote) = self.current_record(&rkey).await? else {
             // The record is gone (deleted elsewhere): there is nothing left to end.
             self.write_status(object, ended.status).await?;
             return Ok(CleanupProgress::Done);
@@ -530,7 +536,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let final_value = D::record(&ended, created_at, Some(&remote.value))?;
         if child.as_ref().map(|child| &child.spec.value) != Some(&final_value) {
             let swap = Some(remote.cid.clone());
-            self.apply_child(object, &bound.rkey, child.as_ref(), final_value, swap)
+            self.apply_child(object, &rkey, child.as_ref(), final_value, swap)
                 .await?;
             self.write_status(object, status).await?;
             return Ok(CleanupProgress::Waiting(Action::AwaitChange));
@@ -539,10 +545,10 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             self.write_status(object, status).await?;
             return Ok(CleanupProgress::Waiting(Action::RequeueAfter(WAIT)));
         };
-        self.note_written(&bound.rkey, &child).await;
+        self.note_written(&rkey, &child).await;
         let op = IndexOp::Ended {
             kind: D::DEPLOYMENT,
-            rkey: bound.rkey.clone(),
+            rkey: rkey.clone(),
             ended_at,
             reason,
         };
@@ -553,6 +559,18 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .map_err(ReconcileError::Invalid)?;
         self.write_status(object, ended.status).await?;
         Ok(CleanupProgress::Done)
+    }
+
+    /// The deployment's record at `rkey`, read afresh when the shared view does not hold it: the
+    /// view may predate this app's own first write of it (created just before the owner ended
+    /// it), and "gone" ends the deployment without its final write.
+    async fn current_record(&self, rkey: &Rkey) -> Result<Option<RemoteRecord>, ReconcileError> {
+        let collection = D::DEPLOYMENT.collection();
+        if let Some(remote) = self.view.record(collection, rkey.as_str()).await? {
+            return Ok(Some(remote));
+        }
+        self.view.invalidate(collection).await;
+        Ok(self.view.record(collection, rkey.as_str()).await?)
     }
 
     /// When the deployment ended: as already recorded, as the final write being made says, or
@@ -731,6 +749,12 @@ fn new_child<D: Deployment>(
 }
 
 /// Whether the child's record holds its value now.
+/// Whether the child's write may still reach the repo: not tried yet, in flight, or failed for
+/// now with a retry scheduled (a permanent failure writes nothing).
+fn write_may_land(child: &AtprotoRecordObject) -> bool {
+    child.status.error.is_none() || child.status.retry.is_some()
+}
+
 fn child_written(child: &AtprotoRecordObject) -> bool {
     child.status.error.is_none()
         && child.status.cid.is_some()

@@ -128,19 +128,7 @@ async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_nev
         .write_directly(OWNER, INFRA, "self", newer.clone());
     let engine = start(&world, EngineConfig::default());
     let mut health = engine.index_health();
-    declare(&world, "web", "hello");
-    eventually("the deployment is published all the same", || {
-        world.repo.value(OWNER, INFRA, "web").is_some()
-    })
-    .await;
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        health.wait_for(|why| why.is_some()),
-    )
-    .await
-    .expect("the index's health tells why it is not written")
-    .unwrap();
-    let why = health.borrow().clone().unwrap();
+    let why = publish_web_and_read_index_problem(&world, &mut health).await;
     assert!(
         why.contains("does not validate") && why.contains("newer or broken client"),
         "{why}"
@@ -196,7 +184,23 @@ async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
     world.repo.write_directly(OWNER, INFRA, "self", full);
     let engine = start(&world, EngineConfig::default());
     let mut health = engine.index_health();
-    declare(&world, "web", "hello");
+    let why = publish_web_and_read_index_problem(&world, &mut health).await;
+    assert!(
+        why.contains("already lists 256 live deployments")
+            && why.contains("1 new deployment(s)")
+            && why.contains("End or release"),
+        "{why}"
+    );
+    engine.shutdown(Duration::from_secs(2)).await;
+}
+
+/// Declares `web`, waits until its record is published (the index's trouble never holds a
+/// deployment back), then until the index's health names a problem, and returns it.
+async fn publish_web_and_read_index_problem(
+    world: &World,
+    health: &mut tokio::sync::watch::Receiver<Option<String>>,
+) -> String {
+    declare(world, "web", "hello");
     eventually("the deployment is published all the same", || {
         world.repo.value(OWNER, INFRA, "web").is_some()
     })
@@ -206,14 +210,7 @@ async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
         health.wait_for(|why| why.is_some()),
     )
     .await
-    .expect("the index's health tells why the deployment is not listed")
+    .expect("the index's health names its problem")
     .unwrap();
-    let why = health.borrow().clone().unwrap();
-    assert!(
-        why.contains("already lists 256 live deployments")
-            && why.contains("1 new deployment(s)")
-            && why.contains("End or release"),
-        "{why}"
-    );
-    engine.shutdown(Duration::from_secs(2)).await;
+    health.borrow().clone().unwrap()
 }

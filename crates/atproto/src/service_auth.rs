@@ -141,14 +141,26 @@ pub async fn verify(
     lxm: &str,
     now: i64,
 ) -> Result<Claims, VerifyError> {
+    verify_for_any(resolver, token, &[aud], lxm, now).await
+}
+
+/// Verifies `token` for a call of `lxm` at a service known by each of `audiences` (its DID and
+/// the other names it answers to), at `now` (Unix seconds).
+pub async fn verify_for_any(
+    resolver: &Resolver,
+    token: &str,
+    audiences: &[&str],
+    lxm: &str,
+    now: i64,
+) -> Result<Claims, VerifyError> {
     let parsed = Unverified::parse(token)?;
     let issuer = parsed.claims["iss"].as_str().unwrap_or_default();
     let issuer_did = issuer.split('#').next().unwrap_or(issuer);
     let identity = resolver.resolve_did(issuer_did).await?;
     let claims: Claims = parsed.verify(&identity.signing_key)?;
-    if claims.aud != aud {
+    if !audiences.contains(&claims.aud.as_str()) {
         return Err(VerifyError::Audience {
-            expected: aud.to_owned(),
+            expected: audiences.join(" or "),
             found: claims.aud,
         });
     }

@@ -1,7 +1,7 @@
 //! The local sandbox network: real peers on loopback, plainly a sandbox. Today it holds the
 //! atproto PDS ([`pds`]): a real `@atproto/pds` with an in-memory PLC directory, run by the
 //! Node harness in `crates/devnet/pds/`, and [`authorize`]: a person at its authorization page,
-//! played by Chromium; [`market_peer`]: the public compute market's own dispatcher and bidder;
+//! played by Chromium; [`market_peer`]: the public compute market's own dispatcher, bidder and requester;
 //! [`canary`]: a listener counting the connections a hostile peer failed to make;
 //! [`fault_proxy`]: a proxy on the PDS's public port injecting 429s and 5xx on a schedule. Tests and
 //! `cargo xtask run` use them; nothing here is a stub: records written to it are real records in
@@ -15,5 +15,5 @@ pub mod pds;
 
 pub use authorize::{Decision, authorize};
 pub use fault_proxy::{Fault, FaultProxy, Hold};
-pub use market_peer::{MarketPeerError, PublicMarketPeer};
+pub use market_peer::{MarketPeerError, PublicMarketPeer, RequesterResult};
 pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};

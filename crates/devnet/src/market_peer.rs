@@ -7,6 +7,10 @@
 //! loopback port over plain HTTP, routed by `Host`: a client reaches them only when its
 //! network policy names that port as the sandbox's `*.localhost` ingress.
 //!
+//! Its **requester** runs one flow on demand ([`PublicMarketPeer::run_requester`]): an RFP to
+//! one invited bidder (ours, in the tests), the bids, an accept and the receipt's check, then it
+//! exits with its result.
+//!
 //! Invariants: each process is killed when its handle is dropped; its logs go to a file the
 //! tests can read (the bidder's log tells what it received).
 
@@ -20,6 +24,8 @@ use tokio::process::{Child, Command};
 
 /// How long a peer process may take to print its ready line (a cold install included).
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
+/// The requester's bid window, in seconds.
+const REQUESTER_BID_WINDOW_SECONDS: &str = "5";
 
 /// The variable that points at `peer.sh` (default: `../shared/peers/atproto-market/peer.sh`
 /// beside the project).
@@ -56,6 +62,42 @@ struct BidderReady {
     ingress_ref: String,
 }
 
+/// What the public requester's flow ended with (its `requester_result`, or its
+/// `requester_error` as `event` with the `error`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequesterResult {
+    /// `compute_request_complete`, `no_bids`, `policy_rejected` or `requester_error`.
+    pub event: String,
+    /// The winning bidder's DID.
+    #[serde(default)]
+    pub winner_did: Option<String>,
+    /// The winning bid.
+    #[serde(default)]
+    pub bid_uri: Option<String>,
+    /// The receipt the winner answered the accept with.
+    #[serde(default)]
+    pub receipt_uri: Option<String>,
+    /// Whether the receipt's signature and its binding to the accept verified.
+    #[serde(default)]
+    pub receipt_ok: bool,
+    /// How many bids arrived in the window.
+    #[serde(default)]
+    pub bids: u32,
+    /// Why the flow failed, when it did.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RequesterLine {
+    event: String,
+    #[serde(default)]
+    result: Option<RequesterResult>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
 /// The public market's dispatcher and bidder, running.
 #[derive(Debug)]
 pub struct PublicMarketPeer {
@@ -67,6 +109,9 @@ pub struct PublicMarketPeer {
     pub bidder_service: String,
     /// Where the bidder logs (JSON lines).
     pub bidder_log: PathBuf,
+    plc_url: String,
+    log_dir: PathBuf,
+    _temporary_logs: Option<tempfile::TempDir>,
     _infra: Child,
     _bidder: Child,
 }
@@ -103,9 +148,57 @@ impl PublicMarketPeer {
             bidder_did: ready_bidder.did,
             bidder_service: ready_bidder.ingress_ref,
             bidder_log,
+            plc_url: plc_url.to_owned(),
+            log_dir: log_dir.to_owned(),
+            _temporary_logs: None,
             _infra: infra,
             _bidder: bidder,
         })
+    }
+
+    /// Starts it as [`PublicMarketPeer::start`] does, logging to a temporary folder removed
+    /// with it (the tests' way).
+    pub async fn start_with_temporary_logs(plc_url: &str) -> Result<Self, MarketPeerError> {
+        let logs = tempfile::tempdir().map_err(|source| MarketPeerError::Spawn {
+            script: script().display().to_string(),
+            source,
+        })?;
+        let mut peer = Self::start(plc_url, logs.path()).await?;
+        peer._temporary_logs = Some(logs);
+        Ok(peer)
+    }
+
+    /// Runs the public requester once, inviting `bidder_did` only, and answers how its flow
+    /// ended. Its log is `market-peer-requester.log` beside the others.
+    pub async fn run_requester(
+        &self,
+        bidder_did: &str,
+    ) -> Result<RequesterResult, MarketPeerError> {
+        let log = self.requester_log();
+        let port = self.dispatcher_port.to_string();
+        let mut requester = spawn(
+            &script(),
+            "requester",
+            &log,
+            &[
+                ("PLC_URL", self.plc_url.as_str()),
+                ("DISP_PORT", &port),
+                ("BIDDER_DID", bidder_did),
+                ("BID_WINDOW_SEC", REQUESTER_BID_WINDOW_SECONDS),
+            ],
+        )?;
+        let line: RequesterLine = ready_line(&mut requester, "requester", &log).await?;
+        let _exited = requester.wait().await;
+        Ok(line.result.unwrap_or(RequesterResult {
+            event: line.event,
+            error: line.error,
+            ..RequesterResult::default()
+        }))
+    }
+
+    /// Where the requester logs (JSON lines).
+    pub fn requester_log(&self) -> PathBuf {
+        self.log_dir.join("market-peer-requester.log")
     }
 
     /// What the bidder has logged so far.

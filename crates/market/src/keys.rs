@@ -12,6 +12,7 @@
 use serde_json::Value;
 use swdesk_atproto::attestation::SignatureCheck;
 pub use swdesk_core::auction::trust::KeyBinding;
+use swdesk_core::auction::trust::{KeyDirectory, bind};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Timestamp;
@@ -82,38 +83,38 @@ pub async fn is_published<R: RecordRepo>(
     Ok(found.is_some_and(|record| record.value["key"].as_str() == Some(did_key)))
 }
 
-/// How `signer`'s key is bound to `author`, or `None` when it is not.
+/// How `signer`'s key is bound to `author`, or `None` when it is not (the rule:
+/// [`swdesk_core::auction::trust::bind`]).
 pub async fn binding<R: RecordRepo, P: Peers>(
     repo: &R,
     peers: &P,
     author: &str,
     signer: &SignatureCheck,
 ) -> Result<Option<KeyBinding>, KeyError> {
-    let key = signer.key.clone();
-    if is_published(repo, author, &key).await? {
-        return Ok(Some(KeyBinding::Published { key }));
-    }
-    if listed_by(peers, author, &key).await {
-        return Ok(Some(KeyBinding::AuthorDocument { key }));
-    }
-    match signer.issuer.as_deref() {
-        Some(issuer) if issuer != author && listed_by(peers, issuer, &key).await => {
-            Ok(Some(KeyBinding::IssuerDocument {
-                key,
-                issuer: issuer.to_owned(),
-            }))
-        }
-        _ => Ok(None),
-    }
+    let directory = Directory { repo, peers };
+    bind(&directory, author, &signer.key, signer.issuer.as_deref()).await
 }
 
-/// Whether `did`'s document lists `key` (a document that does not resolve lists nothing).
-async fn listed_by<P: Peers>(peers: &P, did: &str, key: &str) -> bool {
-    match peers.document_keys(did).await {
-        Ok(keys) => keys.iter().any(|listed| listed == key),
-        Err(error) => {
-            tracing::debug!(%did, %error, "no DID document to bind a key with");
-            false
+/// The owner's repo (which reads any author's published keys) and the peers' DID documents.
+struct Directory<'a, R, P> {
+    repo: &'a R,
+    peers: &'a P,
+}
+
+impl<R: RecordRepo, P: Peers> KeyDirectory for Directory<'_, R, P> {
+    type Error = KeyError;
+
+    async fn publishes(&self, author: &str, key: &str) -> Result<bool, KeyError> {
+        is_published(self.repo, author, key).await
+    }
+
+    async fn document_lists(&self, did: &str, key: &str) -> bool {
+        match self.peers.document_keys(did).await {
+            Ok(keys) => keys.iter().any(|listed| listed == key),
+            Err(error) => {
+                tracing::debug!(%did, %error, "no DID document to bind a key with");
+                false
+            }
         }
     }
 }

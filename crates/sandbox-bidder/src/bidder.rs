@@ -32,7 +32,6 @@ pub struct Bidder {
     pub(crate) account: Account,
     pub(crate) key: AttestationKey,
     pub(crate) resolver: Resolver,
-    pub(crate) http: reqwest::Client,
     pub(crate) ledger: Ledger,
     pub(crate) boot_step: std::time::Duration,
     behaviour: Mutex<Behaviour>,
@@ -40,24 +39,20 @@ pub struct Bidder {
 }
 
 impl Bidder {
-    /// The bidder of `config`, serving as `did` at `url`, writing through `account`.
-    pub fn new(
-        config: Config,
-        did: String,
-        url: Url,
-        account: Account,
-        http: reqwest::Client,
-    ) -> Self {
+    /// The bidder of `config`, serving as `did` at `url`, writing through `account`. It reaches
+    /// other parties under the sandbox's network policy: any loopback port, and the `*.localhost`
+    /// names through the ingress when the configuration names one.
+    pub fn new(config: Config, did: String, url: Url, account: Account) -> Self {
+        let mut policy = config.identity.net_policy().with_any_loopback_port();
+        if let Some(port) = config.localhost_ingress {
+            policy = policy.with_localhost_ingress(port);
+        }
         Self {
             did,
             url,
             account,
             key: config.attestation_key,
-            resolver: Resolver::new(
-                config.identity.clone(),
-                Outbound::new(config.identity.net_policy().with_any_loopback_port()),
-            ),
-            http,
+            resolver: Resolver::new(config.identity.clone(), Outbound::new(policy)),
             ledger: Ledger::default(),
             boot_step: config.boot_step,
             behaviour: Mutex::new(config.behaviour),
@@ -162,7 +157,13 @@ impl Bidder {
             .await
             .map_err(|error| error.to_string())?;
         let url = format!("{}/xrpc/{nsid}", endpoint.trim_end_matches('/'));
-        let request = self.http.post(url).bearer_auth(token.expose()).json(body);
+        let request = self
+            .resolver
+            .http()
+            .post(url)
+            .map_err(|refused| refused.to_string())?
+            .bearer_auth(token.expose())
+            .json(body);
         crate::account::send("a market call", request)
             .await
             .map_err(|error| error.to_string())

@@ -112,8 +112,8 @@ async fn checked_rfp(
             reference.uri
         )));
     }
-    let fetched = fetch(&bidder.resolver, &bidder.http, reference).await?;
-    check_attested(&bidder.resolver, &bidder.http, &fetched, "RFP").await?;
+    let fetched = fetch(&bidder.resolver, reference).await?;
+    check_attested(&bidder.resolver, &fetched, "RFP").await?;
     let payload = strong_ref(&fetched.value, "payload")?;
     let (_, payload_nsid, _) = parts(&payload.uri)?;
     if payload_nsid != vm::NSID {
@@ -125,7 +125,7 @@ async fn checked_rfp(
             ),
         ));
     }
-    fetch(&bidder.resolver, &bidder.http, &payload).await?;
+    fetch(&bidder.resolver, &payload).await?;
     Ok(fetched)
 }
 
@@ -135,7 +135,7 @@ async fn declined(bidder: &Bidder, rfp: &Fetched, behaviour: &Behaviour) -> Opti
         return Some("the bidder is told to refuse".to_owned());
     }
     let policy = strong_ref(&rfp.value, "policy").ok()?;
-    let fetched = match fetch(&bidder.resolver, &bidder.http, &policy).await {
+    let fetched = match fetch(&bidder.resolver, &policy).await {
         Ok(fetched) => fetched,
         Err(refusal) => return Some(format!("its policy cannot be read: {}", refusal.message)),
     };
@@ -225,7 +225,7 @@ fn spawn_bid_to_service(bidder: Arc<Bidder>, rfp: Fetched, behaviour: Behaviour,
                 return;
             }
         };
-        let record = match crate::records::fetch(&bidder.resolver, &bidder.http, &made.bid).await {
+        let record = match crate::records::fetch(&bidder.resolver, &made.bid).await {
             Ok(fetched) => fetched.value,
             Err(refusal) => {
                 tracing::warn!(bid = %made.bid.uri, error = %refusal.message, "the bid cannot be read back");

@@ -63,11 +63,15 @@ pub struct Config {
     pub boot_step: Duration,
     /// Added to the bidder's clock when checking a token's `exp` (tests of expired tokens).
     pub clock_skew_seconds: i64,
+    /// The loopback port of the sandbox's `*.localhost` ingress (the public market peer's
+    /// dispatcher), when the sandbox runs one: a requester of the public implementation serves
+    /// its PDS and services under such names. A sandbox setting, never taken from a peer.
+    pub localhost_ingress: Option<u16>,
 }
 
 impl Config {
     /// A configuration with the defaults: any port, a fresh P-256 attestation key, free bids
-    /// at once, 300 ms boot steps, no clock skew.
+    /// at once, 300 ms boot steps, no clock skew, no ingress.
     pub fn new(identity: IdentityConfig, account: BidderAccount) -> Self {
         Self {
             port: 0,
@@ -77,6 +81,7 @@ impl Config {
             behaviour: Behaviour::default(),
             boot_step: Duration::from_millis(300),
             clock_skew_seconds: 0,
+            localhost_ingress: None,
         }
     }
 }

@@ -35,6 +35,16 @@ pub fn document(did: &str, endpoint: &str, attestation_did_key: &str) -> Value {
     })
 }
 
+/// The same `did:web` with its port written as the public implementation writes the audience
+/// of a call (`did:web:` and the service URL's host, port unencoded: `did:web:localhost:4000`
+/// for `did:web:localhost%3A4000`), when the DID names a port. Only the sandbox's services have
+/// ports; a bidder on the public network is `did:web:HOST` in both forms.
+pub fn host_form(did: &str) -> Option<String> {
+    let host = did.strip_prefix("did:web:")?;
+    let (name, port) = host.split_once("%3A")?;
+    (!name.contains(':') && port.parse::<u16>().is_ok()).then(|| format!("did:web:{name}:{port}"))
+}
+
 /// `did:web:HOST#fragment` split into the DID and the `#fragment`.
 pub fn split_service_ref(reference: &str) -> Option<(&str, &str)> {
     let (did, fragment) = reference.split_once('#')?;
@@ -68,6 +78,17 @@ mod tests {
         );
         assert_eq!(split_service_ref("did:web:localhost%3A4000"), None);
         assert_eq!(split_service_ref("https://x#y"), None);
+    }
+
+    #[test]
+    fn a_did_web_with_a_port_has_the_public_implementations_host_form() {
+        assert_eq!(
+            host_form("did:web:localhost%3A4000").as_deref(),
+            Some("did:web:localhost:4000")
+        );
+        assert_eq!(host_form("did:web:bidder.example"), None);
+        assert_eq!(host_form("did:web:localhost%3Aport"), None);
+        assert_eq!(host_form("did:plc:abc"), None);
     }
 
     #[test]

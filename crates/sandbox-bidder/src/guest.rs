@@ -136,8 +136,8 @@ pub async fn submit_event(
             reference.uri
         )));
     }
-    let fetched = fetch(&bidder.resolver, &bidder.http, &reference).await?;
-    check_attested(&bidder.resolver, &bidder.http, &fetched, "event").await?;
+    let fetched = fetch(&bidder.resolver, &reference).await?;
+    check_attested(&bidder.resolver, &fetched, "event").await?;
     let receipt = strong_ref(&fetched.value, "receipt")?;
     let guest = bidder
         .ledger
@@ -159,7 +159,7 @@ pub async fn submit_event(
             guest.accept_author
         )));
     }
-    fetch(&bidder.resolver, &bidder.http, &payload).await?;
+    fetch(&bidder.resolver, &payload).await?;
     bidder.ledger.tear_down(&receipt, &reference);
     tracing::info!(receipt = %receipt.uri, "the simulated guest is torn down");
     Ok(submit_event::Output {

@@ -125,14 +125,12 @@ impl RunningBidder {
 pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
     let loopback = Loopback::bind(config.port).await?;
     let (url, did) = (loopback.url.clone(), loopback.did.clone());
-    let http = reqwest::Client::new();
-    let account = account::Account::sign_in(http.clone(), &config.account).await?;
+    let account = account::Account::sign_in(reqwest::Client::new(), &config.account).await?;
     let shared = Arc::new(bidder::Bidder::new(
         config,
         did.clone(),
         url.clone(),
         account,
-        http,
     ));
     publish_key(&shared).await?;
     let offering = write_offering(&shared).await?;

@@ -1,13 +1,22 @@
 //! Reading records the bidder is told about: an at-uri names its author's repo, the author's
 //! DID document (resolved through the local PLC) names the PDS, and
 //! `com.atproto.repo.getRecord` there gives the record; a strong reference's `cid` must be the
-//! CID the PDS answers, so the bidder acts on exactly the version it was shown.
+//! CID the PDS answers, so the bidder acts on exactly the version it was shown. Every call goes
+//! through the resolver's outbound client, under the sandbox's network policy (a public-market
+//! peer's `*.localhost` PDS is reached through the ingress the sandbox names, nowhere else).
+//!
+//! A signed record's keys are bound to its author by the market's rule
+//! ([`swdesk_core::auction::trust::bind`]): published as a `market.badgeBlueKey` in its repo
+//! (ours), or listed by its author's or its signature issuer's DID document (the public
+//! implementation's).
 //!
 //! Invariant: [`fetch`] never answers a record of another version, author or collection than
 //! the reference names.
 
 use serde_json::Value;
+use swdesk_atproto::attestation::SignatureCheck;
 use swdesk_atproto::identity::{IdentityError, Resolver};
+use swdesk_core::auction::trust::{KeyDirectory, bind};
 use swdesk_core::compute::StrongRef;
 use swdesk_core::retry::transient_status;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
@@ -43,13 +52,9 @@ pub fn parts(uri: &str) -> Result<(String, String, String), Refusal> {
 }
 
 /// The record `reference` names, from its author's PDS, at exactly that CID.
-pub async fn fetch(
-    resolver: &Resolver,
-    http: &reqwest::Client,
-    reference: &StrongRef,
-) -> Result<Fetched, Refusal> {
+pub async fn fetch(resolver: &Resolver, reference: &StrongRef) -> Result<Fetched, Refusal> {
     let (author, collection, rkey) = parts(&reference.uri)?;
-    let answer = get_record(resolver, http, &author, &collection, &rkey)
+    let answer = get_record(resolver, &author, &collection, &rkey)
         .await
         .map_err(|refusal| refusal.about(&format!("{} cannot be read", reference.uri)))?;
     let found = answer["cid"].as_str().unwrap_or_default();
@@ -72,7 +77,6 @@ pub async fn fetch(
 /// what the record or its author is makes the call invalid.
 async fn get_record(
     resolver: &Resolver,
-    http: &reqwest::Client,
     author: &str,
     collection: &str,
     rkey: &str,
@@ -85,8 +89,11 @@ async fn get_record(
         }
     })?;
     let url = xrpc_url(&identity.pds, "com.atproto.repo.getRecord");
+    let request = resolver.http().get(url.as_str()).map_err(|refused| {
+        Refusal::invalid(format!("the PDS of {author} cannot be called: {refused}"))
+    })?;
     let query = [("repo", author), ("collection", collection), ("rkey", rkey)];
-    send("com.atproto.repo.getRecord", http.get(url).query(&query))
+    send("com.atproto.repo.getRecord", request.query(&query))
         .await
         .map_err(|error| match error {
             AccountError::Unreachable { .. } => Refusal::upstream(error.to_string()),
@@ -97,30 +104,59 @@ async fn get_record(
         })
 }
 
-/// Whether `fetched` carries inline signatures that verify as its author's, each by a key the
-/// author publishes (`market.badgeBlueKey` keyed by the `did:key`); otherwise `InvalidRequest`
-/// naming the problem.
+/// Whether `fetched` carries inline signatures that verify as its author's, each by a key
+/// bound to its author (see the module doc); otherwise `InvalidRequest` naming the problem.
 pub async fn check_attested(
     resolver: &Resolver,
-    http: &reqwest::Client,
     fetched: &Fetched,
     what: &str,
 ) -> Result<(), Refusal> {
-    for key in check_signed(&fetched.value, &fetched.author, what)? {
-        let published =
-            match get_record(resolver, http, &fetched.author, badge_blue_key::NSID, &key).await {
-                Ok(answer) => answer["value"]["key"].as_str() == Some(key.as_str()),
-                Err(refusal) if refusal.status.is_server_error() => return Err(refusal),
-                Err(_) => false,
-            };
-        if !published {
+    let directory = Directory { resolver };
+    for signer in check_signed(&fetched.value, &fetched.author, what)? {
+        let bound = bind(
+            &directory,
+            &fetched.author,
+            &signer.key,
+            signer.issuer.as_deref(),
+        )
+        .await?;
+        if bound.is_none() {
             return Err(Refusal::invalid(format!(
-                "the {what} is signed with {key}, a key its author {} does not publish",
-                fetched.author
+                "the {what} is signed with {}, a key its author {} neither publishes nor lists \
+                 in its DID document (nor does the signature's issuer)",
+                signer.key, fetched.author
             )));
         }
     }
     Ok(())
+}
+
+/// Keys as the bidder looks them up: authors' repos on their PDSes, DID documents through the
+/// resolver.
+struct Directory<'a> {
+    resolver: &'a Resolver,
+}
+
+impl KeyDirectory for Directory<'_> {
+    type Error = Refusal;
+
+    async fn publishes(&self, author: &str, key: &str) -> Result<bool, Refusal> {
+        match get_record(self.resolver, author, badge_blue_key::NSID, key).await {
+            Ok(answer) => Ok(answer["value"]["key"].as_str() == Some(key)),
+            Err(refusal) if refusal.status.is_server_error() => Err(refusal),
+            Err(_) => Ok(false),
+        }
+    }
+
+    async fn document_lists(&self, did: &str, key: &str) -> bool {
+        match self.resolver.did_document(did).await {
+            Ok(document) => document.did_keys().iter().any(|listed| listed == key),
+            Err(error) => {
+                tracing::debug!(%did, %error, "no DID document to bind a key with");
+                false
+            }
+        }
+    }
 }
 
 /// A strong reference read from `value[field]`, or `InvalidRequest`.
@@ -138,8 +174,13 @@ pub fn strong_ref(value: &Value, field: &str) -> Result<StrongRef, Refusal> {
 }
 
 /// Whether `value` carries at least one inline signature and every inline signature verifies
-/// as a record of `author`'s repo (their keys); otherwise `InvalidRequest` naming the problem.
-pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<Vec<String>, Refusal> {
+/// as a record of `author`'s repo (each check, with its key and issuer); otherwise
+/// `InvalidRequest` naming the problem.
+pub fn check_signed(
+    value: &Value,
+    author: &str,
+    what: &str,
+) -> Result<Vec<SignatureCheck>, Refusal> {
     let checks = swdesk_atproto::attestation::verify_inline_signatures(value, author);
     if checks.is_empty() {
         return Err(Refusal::invalid(format!(
@@ -150,7 +191,7 @@ pub fn check_signed(value: &Value, author: &str, what: &str) -> Result<Vec<Strin
         Some(problem) => Err(Refusal::invalid(format!(
             "the {what}'s signature does not verify: {problem}"
         ))),
-        None => Ok(checks.into_iter().map(|check| check.key).collect()),
+        None => Ok(checks),
     }
 }
 
@@ -200,9 +241,7 @@ mod tests {
             uri: "at://did:plc:abc/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2a".into(),
             cid: "bafyreiclljjrhpwdk6jyeeei6t2tsmao4y6bq54mbogbqr2yyizwn7hwri".into(),
         };
-        let refusal = fetch(&resolver, &reqwest::Client::new(), &reference)
-            .await
-            .unwrap_err();
+        let refusal = fetch(&resolver, &reference).await.unwrap_err();
         assert_eq!(
             (refusal.status.as_u16(), refusal.error.as_str()),
             (502, "UpstreamFailure"),

@@ -13,9 +13,11 @@
 //! `market.submitAccept {acceptUri, acceptCid}`: the caller's token names the requester; the
 //! accept must be authored by it, stand at the CID, carry a verifying signature, point at one of
 //! the bidder's bids and that bid's RFP, be authored by the RFP's author, and carry as `payload`
-//! the bidder's grant for that bid. The bidder then writes the `market.receipt` (`rfp`, `bid`,
-//! `accept`, `payload` = the grant, `submitEvent` = its `#compute_event` service, `cid` = the
-//! attestation CID over the accept in the requester's repo), signed, answers
+//! the bidder's grant for that bid, or no `payload` at all when the bid's terms are free (the
+//! public implementation's requester settles a free bid with no grant). The bidder then writes
+//! the `market.receipt` (`rfp`, `bid`, `accept`, `payload` = the grant when there is one,
+//! `submitEvent` = its `#compute_event` service, `cid` = the attestation CID over the accept in
+//! the requester's repo), signed, answers
 //! `{id, uri, cid, submitEvent}`, and boots the guest. The same accept gets the same receipt; a
 //! bid already accepted by another accept is refused.
 
@@ -46,8 +48,8 @@ pub async fn grant(bidder: &Bidder, accepts: StrongRef) -> Result<StrongRef, Ref
             accepts::free::NSID
         )));
     }
-    let fetched = fetch(&bidder.resolver, &bidder.http, &accepts).await?;
-    check_attested(&bidder.resolver, &bidder.http, &fetched, "accepts.free").await?;
+    let fetched = fetch(&bidder.resolver, &accepts).await?;
+    check_attested(&bidder.resolver, &fetched, "accepts.free").await?;
     let made = accepted_bid(bidder, &fetched)?;
     if !made.is_free() {
         return Err(Refusal::invalid(format!(
@@ -136,16 +138,18 @@ pub async fn submit_accept(
         )));
     }
     let grant = granted(bidder, &fetched, &made)?;
-    let record = json!({
+    let mut record = json!({
         "$type": receipt::NSID,
         "rfp": strong_json(&made.rfp),
         "bid": strong_json(&made.bid),
         "accept": strong_json(&reference),
-        "payload": strong_json(&grant),
         "submitEvent": bidder.event_service(),
         "cid": "",
         "signatures": [],
     });
+    if let Some(grant) = grant {
+        record["payload"] = strong_json(&grant);
+    }
     let (written, _) = bidder
         .write_signed(receipt::NSID, &bound(record, &fetched)?)
         .await?;
@@ -180,20 +184,30 @@ async fn checked_accept(
             reference.uri
         )));
     }
-    let fetched = fetch(&bidder.resolver, &bidder.http, reference).await?;
-    check_attested(&bidder.resolver, &bidder.http, &fetched, "accept").await?;
+    let fetched = fetch(&bidder.resolver, reference).await?;
+    check_attested(&bidder.resolver, &fetched, "accept").await?;
     Ok(fetched)
 }
 
-/// The accept's `payload`: the bidder's grant for `made`.
-fn granted(bidder: &Bidder, accept: &Fetched, made: &BidMade) -> Result<StrongRef, Refusal> {
-    let payload = strong_ref(&accept.value, "payload").map_err(|_| {
-        Refusal::invalid(
-            "the accept carries no settlement (its payload must be this bidder's receipts.free)",
-        )
-    })?;
+/// The accept's `payload`: the bidder's grant for `made`; none when the accept names no
+/// settlement and `made` is free.
+fn granted(
+    bidder: &Bidder,
+    accept: &Fetched,
+    made: &BidMade,
+) -> Result<Option<StrongRef>, Refusal> {
+    if accept.value.get("payload").is_none_or(Value::is_null) {
+        return if made.is_free() {
+            Ok(None)
+        } else {
+            Err(Refusal::invalid(
+                "the accept carries no settlement of the bid's paid terms",
+            ))
+        };
+    }
+    let payload = strong_ref(&accept.value, "payload")?;
     match bidder.ledger.grant(&payload) {
-        Some(grant) if grant.bid == made.bid => Ok(payload),
+        Some(grant) if grant.bid == made.bid => Ok(Some(payload)),
         _ => Err(Refusal::invalid(format!(
             "the accept's payload {} is not this bidder's grant for the bid",
             payload.uri

@@ -59,7 +59,7 @@ pub async fn caller(gateway: &Gateway, headers: &HeaderMap, nsid: &str) -> Resul
     crate::auth::authenticate(
         gateway.resolver(),
         headers,
-        gateway.did(),
+        &[gateway.did()],
         nsid,
         gateway.token_clock(),
     )

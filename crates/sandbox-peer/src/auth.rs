@@ -13,7 +13,7 @@ use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::jwt::JwtError;
-use swdesk_atproto::service_auth::{VerifyError, verify};
+use swdesk_atproto::service_auth::{VerifyError, verify_for_any};
 
 use crate::xrpc::Refusal;
 
@@ -33,16 +33,17 @@ fn bearer(headers: &HeaderMap) -> Result<&str, Refusal> {
         })
 }
 
-/// The caller's DID, once its token verified for `nsid` at the peer `audience`.
+/// The caller's DID, once its token verified for `nsid` at the peer known by `audiences` (its
+/// service DID first).
 pub async fn authenticate(
     resolver: &Resolver,
     headers: &HeaderMap,
-    audience: &str,
+    audiences: &[&str],
     nsid: &str,
     now: i64,
 ) -> Result<String, Refusal> {
     let token = bearer(headers)?;
-    let claims = verify(resolver, token, audience, nsid, now)
+    let claims = verify_for_any(resolver, token, audiences, nsid, now)
         .await
         .map_err(refusal)?;
     Ok(claims.issuer_did().to_owned())

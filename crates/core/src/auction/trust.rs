@@ -3,9 +3,14 @@
 //! ([`Provenance`]) and how each key that signed it is bound to its author ([`KeyBinding`]: the
 //! market's two dialects bind keys differently, and the owner should see which one held).
 //!
+//! The rule of which binding counts lives here, once, in [`bind`]: the requester (market) and
+//! the sandbox bidder both look keys up through their own [`KeyDirectory`] and ask it.
+//!
 //! Invariant: a check is written once, when the record is fetched and counted, from what was
 //! verified then; the peer's own words in it (why a record is unproven) are cut by the adapter
 //! before they get here.
+
+use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +63,52 @@ impl KeyBinding {
                 format!("a key the DID document of its issuer {issuer} lists")
             }
         }
+    }
+}
+
+/// Where a verifier looks signing keys up: an author's published keys and the keys DID
+/// documents list.
+pub trait KeyDirectory: Sync {
+    /// Why a lookup could not be made (the author's repo did not answer).
+    type Error;
+
+    /// Whether `author`'s repo publishes `key` as a `market.badgeBlueKey` keyed by it.
+    fn publishes(
+        &self,
+        author: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
+
+    /// Whether `did`'s document lists `key` among its verification methods (a document that
+    /// does not resolve lists nothing).
+    fn document_lists(&self, did: &str, key: &str) -> impl Future<Output = bool> + Send;
+}
+
+/// How `key`, which signed a record of `author`'s naming `issuer` in its signature, is bound to
+/// `author`, in the order the dialects are tried: published by the author's repo (ours), listed
+/// by the author's DID document, or by the DID document of a signature issuer other than the
+/// author (the public implementation's). `None` when no binding holds.
+pub async fn bind<D: KeyDirectory>(
+    directory: &D,
+    author: &str,
+    key: &str,
+    issuer: Option<&str>,
+) -> Result<Option<KeyBinding>, D::Error> {
+    let key = key.to_owned();
+    if directory.publishes(author, &key).await? {
+        return Ok(Some(KeyBinding::Published { key }));
+    }
+    if directory.document_lists(author, &key).await {
+        return Ok(Some(KeyBinding::AuthorDocument { key }));
+    }
+    match issuer {
+        Some(issuer) if issuer != author && directory.document_lists(issuer, &key).await => {
+            Ok(Some(KeyBinding::IssuerDocument {
+                key,
+                issuer: issuer.to_owned(),
+            }))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -131,6 +182,71 @@ impl RecordCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory of fixed answers: what each author publishes, what each document lists.
+    struct Fixed {
+        published: Vec<(&'static str, &'static str)>,
+        listed: Vec<(&'static str, &'static str)>,
+    }
+
+    impl KeyDirectory for Fixed {
+        type Error = ();
+
+        async fn publishes(&self, author: &str, key: &str) -> Result<bool, ()> {
+            Ok(self.published.contains(&(author, key)))
+        }
+
+        async fn document_lists(&self, did: &str, key: &str) -> bool {
+            self.listed.contains(&(did, key))
+        }
+    }
+
+    /// Runs a future whose every step is ready at once (the fixed directory's).
+    fn ready<T>(future: impl Future<Output = T>) -> T {
+        let mut future = std::pin::pin!(future);
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(value) => value,
+            std::task::Poll::Pending => unreachable!("the fixed directory never waits"),
+        }
+    }
+
+    #[test]
+    fn a_key_binds_by_publication_first_then_the_authors_document_then_the_issuers() {
+        let directory = Fixed {
+            published: vec![("did:plc:a", "did:key:zPub")],
+            listed: vec![
+                ("did:plc:a", "did:key:zPub"),
+                ("did:plc:a", "did:key:zDoc"),
+                ("did:web:ingress", "did:key:zIssuer"),
+                ("did:web:ingress", "did:key:zDoc"),
+            ],
+        };
+        let bound = |key: &str, issuer: Option<&str>| {
+            ready(bind(&directory, "did:plc:a", key, issuer)).expect("the directory answers")
+        };
+        assert_eq!(
+            bound("did:key:zPub", None),
+            Some(KeyBinding::Published {
+                key: "did:key:zPub".into()
+            })
+        );
+        assert_eq!(
+            bound("did:key:zDoc", Some("did:web:ingress")),
+            Some(KeyBinding::AuthorDocument {
+                key: "did:key:zDoc".into()
+            })
+        );
+        assert_eq!(
+            bound("did:key:zIssuer", Some("did:web:ingress")),
+            Some(KeyBinding::IssuerDocument {
+                key: "did:key:zIssuer".into(),
+                issuer: "did:web:ingress".into()
+            })
+        );
+        assert_eq!(bound("did:key:zIssuer", None), None, "no issuer named");
+        assert_eq!(bound("did:key:zStranger", Some("did:web:ingress")), None);
+    }
 
     #[test]
     fn a_check_reads_as_one_line_naming_the_proof_and_each_binding() {

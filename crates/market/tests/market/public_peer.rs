@@ -22,7 +22,6 @@ use crate::support::{
 struct World {
     sandbox: Sandbox,
     peer: PublicMarketPeer,
-    _logs: tempfile::TempDir,
 }
 
 async fn world() -> World {
@@ -31,15 +30,10 @@ async fn world() -> World {
         .with_env_filter("swdesk_market=debug")
         .try_init();
     let sandbox = sandbox().await;
-    let logs = tempfile::tempdir().unwrap();
-    let peer = PublicMarketPeer::start(&sandbox.pds.info().plc_url, logs.path())
+    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.pds.info().plc_url)
         .await
         .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
-    World {
-        sandbox,
-        peer,
-        _logs: logs,
-    }
+    World { sandbox, peer }
 }
 
 impl Drop for World {

@@ -456,7 +456,7 @@ async fn an_rfp_the_caller_did_not_author_or_at_another_cid_is_refused() {
 }
 
 #[tokio::test]
-async fn an_rfp_signed_with_a_key_its_author_does_not_publish_is_refused() {
+async fn an_rfp_signed_with_a_key_bound_to_its_author_in_no_way_is_refused() {
     let sandbox = sandbox().await;
     let bidder = sandbox.bidder(Behaviour::default()).await;
     let mut requester = sandbox.requester("owner").await;
@@ -468,7 +468,8 @@ async fn an_rfp_signed_with_a_key_its_author_does_not_publish_is_refused() {
     assert_eq!((answer.status, answer.error()), (400, "InvalidRequest"));
     let message = answer.body["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains(&requester.key.did_key()) && message.contains("does not publish"),
+        message.contains(&requester.key.did_key())
+            && message.contains("neither publishes nor lists in its DID document"),
         "{message}"
     );
     assert!(bidder.state().bids.is_empty());

@@ -8,5 +8,6 @@
 mod auction;
 mod auth;
 mod callbacks;
+mod public_requester;
 mod release;
 mod support;

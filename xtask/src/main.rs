@@ -8,6 +8,7 @@ mod bench;
 mod cmd;
 mod display;
 mod fuzz;
+mod layout;
 mod list_bench;
 mod paths;
 mod pins;

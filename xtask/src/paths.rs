@@ -28,7 +28,7 @@ impl Paths {
 
     /// The sandbox PDS harness and the authorization-page driver (Node packages).
     pub fn devnet_pds(&self) -> PathBuf {
-        self.root.join("crates").join("devnet").join("pds")
+        self.root.join("sandbox").join("devnet").join("pds")
     }
 
     /// The public market's test peer (third-party, beside the project in `../shared`).

@@ -1,5 +1,5 @@
 //! The local sandbox as the task runner starts it: the devnet PDS harness
-//! (`crates/devnet/pds/pds.mjs`, a real PDS and PLC on loopback) kept running for as long as a
+//! (`sandbox/devnet/pds/pds.mjs`, a real PDS and PLC on loopback) kept running for as long as a
 //! step needs it, and a keyring session (a private D-Bus with an unlocked gnome-keyring) for
 //! steps whose processes keep secrets in the Secret Service.
 //!
@@ -236,10 +236,10 @@ fn ready_field(harness: &Harness, field: &str) -> anyhow::Result<serde_json::Val
     Ok(value)
 }
 
-/// The bidder's binary (see `crates/sandbox-bidder`).
+/// The bidder's binary (see `sandbox/bidder`).
 pub const BIDDER_BINARY: &str = "swdesk-sandbox-bidder";
 
-/// The gateway's binary (see `crates/sandbox-gateway`).
+/// The gateway's binary (see `sandbox/gateway`).
 pub const GATEWAY_BINARY: &str = "swdesk-sandbox-gateway";
 
 /// The PDS's ready line naming `gateway_did` as the network's cluster gateway and `bidders`

@@ -1,7 +1,7 @@
 //! Making a machine ready, idempotently: each step checks first and installs only what is
 //! missing, so a second run on a set-up machine takes a moment. Debian and Ubuntu packages go
 //! through `apt-get` (through `sudo` when not root); the npm packages of the UI and of the
-//! sandbox (`crates/devnet/pds`: the PDS, Playwright for Chromium) through `npm ci`, re-run only
+//! sandbox (`sandbox/devnet/pds`: the PDS, Playwright for Chromium) through `npm ci`, re-run only
 //! when `package-lock.json` changed; tauri-driver through `cargo install`.
 
 use std::path::Path;

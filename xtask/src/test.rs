@@ -11,6 +11,7 @@ use anyhow::Context;
 
 use crate::cmd;
 use crate::fuzz;
+use crate::layout;
 use crate::paths::Paths;
 use crate::pins;
 use crate::run::{self, APP_BINARY};
@@ -77,6 +78,10 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     tally.check(
         "Tauri crates and npm packages on one minor release",
         pins::check(paths),
+    );
+    tally.check(
+        "shipped crates never depend on the sandbox",
+        layout::check(paths),
     );
     let ui_built = tally.check("UI build", run::build_ui(paths));
     tally.check(

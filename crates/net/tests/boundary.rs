@@ -8,23 +8,11 @@
 use std::path::{Path, PathBuf};
 
 /// Where clients may be built: the policy's own crate and the local network's test ground.
-const MAY_BUILD_CLIENTS: &[&str] = &[
-    "crates/net/",
-    "crates/devnet/",
-    "crates/sandbox-bidder/",
-    "crates/sandbox-gateway/",
-    "crates/sandbox-peer/",
-    "tests/",
-    "xtask/",
-    "bench/",
-];
+const MAY_BUILD_CLIENTS: &[&str] = &["crates/net/", "sandbox/", "tests/", "xtask/", "bench/"];
 
 /// Where every loopback port may be opened: the sandbox's own peers.
-const MAY_OPEN_ALL_LOOPBACK: &[&str] = &[
-    "crates/net/",
-    "crates/sandbox-bidder/src/",
-    "crates/sandbox-gateway/src/",
-];
+const MAY_OPEN_ALL_LOOPBACK: &[&str] =
+    &["crates/net/", "sandbox/bidder/src/", "sandbox/gateway/src/"];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -65,7 +53,14 @@ fn is_test_ground(path: &str, allowed: &[&str]) -> bool {
 fn offenders(needles: &[&str], allowed: &[&str]) -> Vec<String> {
     let root = workspace();
     let mut files = Vec::new();
-    for dir in ["crates", "src-tauri/src", "tests", "xtask", "bench"] {
+    for dir in [
+        "crates",
+        "sandbox",
+        "src-tauri/src",
+        "tests",
+        "xtask",
+        "bench",
+    ] {
         sources(&root, &root.join(dir), &mut files);
     }
     assert!(

@@ -22,7 +22,7 @@ impl Sandbox {
     pub async fn new() -> Self {
         Self {
             pds: SandboxPds::from_env_or_start().await.expect(
-                "the sandbox PDS starts (run `cargo xtask test`, or npm ci in crates/devnet/pds)",
+                "the sandbox PDS starts (run `cargo xtask test`, or npm ci in sandbox/devnet/pds)",
             ),
         }
     }

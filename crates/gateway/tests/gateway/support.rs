@@ -34,7 +34,7 @@ impl World {
     /// A gateway configured by `adjust`.
     pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
         let pds = SandboxPds::from_env_or_start().await.expect(
-            "the sandbox PDS starts (run `cargo xtask test`, or npm ci in crates/devnet/pds)",
+            "the sandbox PDS starts (run `cargo xtask test`, or npm ci in sandbox/devnet/pds)",
         );
         let account = GatewayAccount::create(&pds, "gw")
             .await

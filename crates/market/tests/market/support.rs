@@ -40,7 +40,7 @@ pub struct Sandbox {
 pub async fn sandbox() -> Sandbox {
     let pds = SandboxPds::from_env_or_start()
         .await
-        .expect("the sandbox PDS starts (set SWDESK_SANDBOX_PDS or npm ci in crates/devnet/pds)");
+        .expect("the sandbox PDS starts (set SWDESK_SANDBOX_PDS or npm ci in sandbox/devnet/pds)");
     let identity = IdentityConfig::sandbox(
         Url::parse(&pds.info().plc_url).unwrap(),
         Url::parse(&pds.info().pds_url).unwrap(),

@@ -1,6 +1,6 @@
 //! The local sandbox network: real peers on loopback, plainly a sandbox. Today it holds the
 //! atproto PDS ([`pds`]): a real `@atproto/pds` with an in-memory PLC directory, run by the
-//! Node harness in `crates/devnet/pds/`, and [`authorize`]: a person at its authorization page,
+//! Node harness in `sandbox/devnet/pds/`, and [`authorize`]: a person at its authorization page,
 //! played by Chromium; [`market_peer`]: the public compute market's own dispatcher, bidder and requester;
 //! [`canary`]: a listener counting the connections a hostile peer failed to make;
 //! [`fault_proxy`]: a proxy on the PDS's public port injecting 429s and 5xx on a schedule. Tests and

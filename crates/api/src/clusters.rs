@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::serde_name as text;
+use swdesk_core::timestamp::Clock as _;
 use swdesk_gateway::kubeconfig::{self, Summary};
 use swdesk_gateway::{FeedEvent, Gateway, GatewayError, KubeconfigLifetime};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::Phase;
@@ -284,7 +285,9 @@ pub fn lifetime(
     }
 }
 
-/// Fetches a kubeconfig for `cluster` and saves it at `path` with mode 0600.
+/// Fetches a kubeconfig for `cluster`, verifies it (see [`Summary::verify`]) and only then
+/// saves it at `path` with mode 0600, atomically; a kubeconfig that fails the check leaves
+/// `path` as it was.
 pub async fn save_kubeconfig(
     gateway: &impl Gateway,
     cluster: &str,
@@ -296,12 +299,13 @@ pub async fn save_kubeconfig(
         path: path.display().to_string(),
         message,
     };
+    let now = swdesk_controller::SystemClock.now().unix_millis() / 1000;
+    let summary = Summary::verify(issued.kubeconfig.expose(), now)
+        .map_err(|error| failed(format!("the gateway's kubeconfig is not saved: {error}")))?;
     if let Some(directory) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(directory).map_err(|error| failed(error.to_string()))?;
     }
     kubeconfig::save(path, &issued.kubeconfig).map_err(|error| failed(error.to_string()))?;
-    let summary =
-        Summary::parse(issued.kubeconfig.expose()).map_err(|error| failed(error.to_string()))?;
     Ok(saved(path, &summary, lifetime))
 }
 

@@ -1,10 +1,13 @@
-//! Kubeconfigs on the owner's machine: [`save`] writes one with mode 0600 (it holds a client
-//! key), replacing any file at the path atomically; [`Summary::parse`] reads what the app shows
-//! of one (server, cluster name, the client certificate's subject and validity window) with
-//! standard parsers (YAML, X.509), so an expiry countdown never guesses, and refuses one whose
-//! client certificate is not signed by the cluster CA it carries.
+//! Kubeconfigs on the owner's machine: [`Summary::parse`] reads what the app shows of one
+//! (server, cluster name, the client certificate's subject and validity window) with standard
+//! parsers (YAML, X.509), so an expiry countdown never guesses, and refuses one whose client
+//! certificate is not signed by the cluster CA it carries or that holds no client key;
+//! [`save`] writes one with mode 0600 (it holds a client key): into a temporary file of an
+//! unpredictable name in the target folder, synced, then renamed over the path, and the folder
+//! synced, so the path holds the old file or the whole new one, never a part.
 //!
-//! Invariant: the kubeconfig's text is never logged or put in an error message.
+//! Invariant: the kubeconfig's text is never logged or put in an error message; a kubeconfig
+//! is verified ([`Summary::parse`], not expired) before anything is written.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -14,29 +17,25 @@ use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use swdesk_lexicon::Redacted;
 
-/// Writes `kubeconfig` at `path` readable by the owner only (0600 on Unix).
+/// Writes `kubeconfig` at `path` readable by the owner only (0600 on Unix), atomically.
 pub fn save(path: &Path, kubeconfig: &Redacted<String>) -> std::io::Result<()> {
     let directory = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("the path names no file"))?;
-    let temporary = directory.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&temporary)?;
+    if path.file_name().is_none() {
+        return Err(std::io::Error::other("the path names no file"));
+    }
+    // `tempfile` creates the file with a random name, exclusively, readable by the owner only.
+    let mut file = tempfile::Builder::new()
+        .prefix(".kubeconfig-")
+        .tempfile_in(directory)?;
     file.write_all(kubeconfig.expose().as_bytes())?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&temporary, path)
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|error| error.error)?;
+    #[cfg(unix)]
+    std::fs::File::open(directory)?.sync_all()?;
+    Ok(())
 }
 
 /// Why a kubeconfig could not be read.
@@ -54,6 +53,9 @@ pub enum KubeconfigError {
     /// The client certificate is not signed by the kubeconfig's cluster CA.
     #[error("the client certificate is not signed by the cluster's certificate authority")]
     Untrusted,
+    /// The client certificate's validity ended.
+    #[error("the client certificate expired at {0} (Unix seconds)")]
+    Expired(i64),
 }
 
 /// What the app shows of a kubeconfig.
@@ -103,9 +105,20 @@ struct NamedUser {
 #[serde(rename_all = "kebab-case")]
 struct UserFields {
     client_certificate_data: Option<String>,
+    client_key_data: Option<String>,
 }
 
 impl Summary {
+    /// Reads `text` and checks it may be saved at `now` (Unix seconds): it parses, its client
+    /// certificate is the cluster CA's, and it has not expired.
+    pub fn verify(text: &str, now: i64) -> Result<Self, KubeconfigError> {
+        let summary = Self::parse(text)?;
+        if summary.not_after <= now {
+            return Err(KubeconfigError::Expired(summary.not_after));
+        }
+        Ok(summary)
+    }
+
     /// Reads a kubeconfig's first cluster and user.
     pub fn parse(text: &str) -> Result<Self, KubeconfigError> {
         let file: File = serde_saphyr::from_str(text)
@@ -114,11 +127,20 @@ impl Summary {
             .clusters
             .first()
             .ok_or(KubeconfigError::Missing("cluster"))?;
-        let client_data = file
-            .users
-            .first()
-            .and_then(|u| u.user.client_certificate_data.as_deref())
+        let user = file.users.first().ok_or(KubeconfigError::Missing("user"))?;
+        let client_data = user
+            .user
+            .client_certificate_data
+            .as_deref()
             .ok_or(KubeconfigError::Missing("client certificate"))?;
+        if user
+            .user
+            .client_key_data
+            .as_deref()
+            .is_none_or(str::is_empty)
+        {
+            return Err(KubeconfigError::Missing("client key"));
+        }
         let ca_data = cluster
             .cluster
             .certificate_authority_data

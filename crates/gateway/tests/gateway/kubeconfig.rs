@@ -108,10 +108,42 @@ async fn kubeconfig_lifetimes_follow_the_ttl_rule_and_the_certificate_says_so() 
         "each cluster has its own CA"
     );
 
+    let issued = Summary::parse(other.kubeconfig.expose()).unwrap();
+    assert_eq!(
+        Summary::verify(other.kubeconfig.expose(), issued.not_after),
+        Err(KubeconfigError::Expired(issued.not_after)),
+        "one that expired is not saved"
+    );
+    assert_eq!(
+        Summary::verify(other.kubeconfig.expose(), issued.not_before),
+        Ok(issued)
+    );
+    let keyless: String = other
+        .kubeconfig
+        .expose()
+        .lines()
+        .filter(|line| !line.contains("client-key-data"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(
+        Summary::parse(&keyless),
+        Err(KubeconfigError::Missing("client key"))
+    );
+
     let directory = std::env::temp_dir().join(format!("swdesk-gw-test-{}", std::process::id()));
     std::fs::create_dir_all(&directory).unwrap();
     let path = directory.join("epsilon.kubeconfig");
+    std::fs::write(&path, "an older kubeconfig").unwrap();
     save(&path, &unbounded.kubeconfig).unwrap();
+    let names: Vec<String> = std::fs::read_dir(&directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["epsilon.kubeconfig"],
+        "replaced in place, no temporary file left"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

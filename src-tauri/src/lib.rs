@@ -1,5 +1,6 @@
 //! The Tauri shell of Socialweb Desk. It is thin on purpose: it installs logging, registers the
-//! commands (each a DTO in, one library call, a DTO out) and opens the main window. Nothing in
+//! commands (each a DTO in, one library call, a DTO out) and the desktop's plugins (one
+//! instance, notifications, native dialogs, the window's state), and opens the main window. Nothing in
 //! the library crates knows about Tauri; everything the window can do passes through
 //! [`commands`], and the window's TypeScript types are generated from them ([`bindings`]).
 
@@ -10,6 +11,7 @@ mod deployments;
 mod logging;
 mod session;
 mod startup;
+mod window;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,10 +31,23 @@ pub fn run(process_start: Instant) {
     let builder = bindings::specta_builder();
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()
+        // First: a second launch hands over to this process, which shows its window, and exits.
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            tracing::info!(
+                arguments = args.len(),
+                "a second launch: showing this window instead"
+            );
+            window::bring_forward(app);
+        }))
         .manage(startup::Startup::new(process_start))
         // Desktop notifications (a contract failed or was released while the window was away).
         .plugin(tauri_plugin_notification::init())
+        // Native file dialogs (where to save a kubeconfig).
+        .plugin(tauri_plugin_dialog::init())
+        // The window's size, place and maximized state, kept across starts.
+        .plugin(window::state_plugin())
         .invoke_handler(invoke_handler)
+        .on_window_event(window::on_event)
         .setup(move |app| {
             let log_dir = app.path().app_log_dir()?;
             let guard = logging::install(&log_dir)?;

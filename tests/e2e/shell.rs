@@ -94,3 +94,80 @@ async fn settings_show_the_local_sandbox_and_where_this_installation_keeps_its_d
     window.screenshot("settings").await?;
     window.close().await
 }
+
+/// Whether the window has the focus, and its inner size, as the page sees them.
+const WINDOW: &str = r#"
+const done = arguments[arguments.length - 1];
+done({ focused: document.hasFocus(), width: window.innerWidth, height: window.innerHeight });
+"#;
+
+async fn window_seen(window: &AppWindow) -> anyhow::Result<serde_json::Value> {
+    window
+        .run_script(WINDOW, vec![], std::time::Duration::from_secs(5))
+        .await
+}
+
+/// Polls the page until `check` holds of what it sees, for up to 10 s.
+async fn until_seen(
+    window: &AppWindow,
+    what: &str,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> anyhow::Result<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seen = window_seen(window).await?;
+        if check(&seen) {
+            return Ok(seen);
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "{what}: the page saw {seen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_second_launch_brings_the_first_window_forward_and_ends() -> anyhow::Result<()> {
+    let mut window = AppWindow::open("second-launch").await?;
+    let other_app = swdesk_tests::desktop::OtherApp::focus()?;
+    until_seen(&window, "the other app has the focus", |seen| {
+        seen["focused"] == false
+    })
+    .await?;
+    let second = window
+        .launch_again(std::time::Duration::from_secs(30))
+        .await?;
+    assert!(
+        second.success(),
+        "the second launch hands over and ends: {second}"
+    );
+    until_seen(&window, "the first window is brought forward", |seen| {
+        seen["focused"] == true
+    })
+    .await?;
+    drop(other_app);
+    window.screenshot("brought-forward").await?;
+    window.close().await
+}
+
+#[tokio::test]
+async fn the_window_keeps_its_size_across_a_restart() -> anyhow::Result<()> {
+    let window = AppWindow::open("window-size").await?;
+    let before = window_seen(&window).await?;
+    swdesk_tests::desktop::resize_window("Socialweb Desk", 900, 640)?;
+    let resized = until_seen(&window, "the window is resized", |seen| {
+        seen["width"] != before["width"]
+    })
+    .await?;
+    // The size is written once the window rests (400 ms).
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let window = window.restart().await?;
+    let after = window_seen(&window).await?;
+    assert_eq!(
+        (&after["width"], &after["height"]),
+        (&resized["width"], &resized["height"]),
+        "restored at the size it was left (it opened at {before})"
+    );
+    window.close().await
+}

@@ -1,5 +1,6 @@
 //! The desktop around the app, for the tests: [`BrowserPages`], what the owner's browser showed
-//! when the app opened a link; [`OtherApp`], another window taking the focus; and the
+//! when the app opened a link; [`OtherApp`], another window taking the focus; [`resize_window`],
+//! the owner dragging a window's edge; and the
 //! notification service: `org.freedesktop.Notifications` on the
 //! suite's D-Bus session bus, as a desktop shell (GNOME Shell, KDE's Plasma, dunst) serves it,
 //! keeping every notification it is asked to show. Under Xvfb there is no desktop, so without
@@ -263,4 +264,36 @@ impl OtherApp {
             _connection: connection,
         })
     }
+}
+
+/// Resizes the top-level window titled `title` on `$DISPLAY` to `width` × `height`, as a window
+/// manager does when the owner drags its edge (the suite's display has no window manager).
+pub fn resize_window(title: &str, width: u32, height: u32) -> anyhow::Result<()> {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xproto::{AtomEnum, ConfigureWindowAux, ConnectionExt as _};
+
+    let (connection, screen) =
+        x11rb::connect(None).context("cannot reach the X display ($DISPLAY)")?;
+    let root = connection.setup().roots[screen].root;
+    let children = connection.query_tree(root)?.reply()?.children;
+    let mut found = None;
+    for window in children {
+        let name = connection
+            .get_property(false, window, AtomEnum::WM_NAME, AtomEnum::ANY, 0, 256)?
+            .reply()?
+            .value;
+        if String::from_utf8_lossy(&name) == title {
+            found = Some(window);
+        }
+    }
+    let window = found.with_context(|| format!("no window titled {title:?} on the display"))?;
+    connection
+        .configure_window(
+            window,
+            &ConfigureWindowAux::new().width(width).height(height),
+        )?
+        .check()
+        .context("the window could not be resized")?;
+    connection.flush()?;
+    Ok(())
 }

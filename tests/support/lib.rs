@@ -162,6 +162,8 @@ impl AppWindow {
         );
         required_env("DISPLAY")
             .context("the window needs a display: run under xvfb-run (`cargo xtask test` does)")?;
+        // One instance: a launch while the last app still exits would hand over to it and end.
+        wait_until_no_app_runs(&binary).await?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
         let (port, native_port) = (free_port()?, free_port()?);
@@ -201,6 +203,31 @@ impl AppWindow {
     /// The directory the app was given as its home (XDG directories below it).
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Launches the app binary again, as the owner clicking its icon a second time would, with
+    /// this window's home and environment; answers how that second process ended (it is killed
+    /// after `timeout`).
+    pub async fn launch_again(
+        &self,
+        timeout: Duration,
+    ) -> anyhow::Result<std::process::ExitStatus> {
+        let binary = required_env("SWDESK_APP_BINARY")?;
+        let mut second = tokio::process::Command::new(&binary)
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("XDG_CONFIG_HOME", self.home.join("config"))
+            .env("XDG_CACHE_HOME", self.home.join("cache"))
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot launch {binary} a second time"))?;
+        match tokio::time::timeout(timeout, second.wait()).await {
+            Ok(status) => Ok(status?),
+            Err(_) => bail!("the second launch was still running after {timeout:?}"),
+        }
     }
 
     async fn wait_for_shell(&mut self) -> anyhow::Result<()> {
@@ -432,6 +459,35 @@ impl Drop for AppWindow {
             std::fs::remove_dir_all(&self.home).ok();
         }
     }
+}
+
+/// Waits (up to 15 s) until no process runs `binary`: the last test's app has exited.
+async fn wait_until_no_app_runs(binary: &str) -> anyhow::Result<()> {
+    let binary = std::fs::canonicalize(binary)?;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let running = processes_running(&binary);
+        if running.is_empty() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the app from an earlier launch still runs (pids {running:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The pids of the processes whose executable is `binary` (Linux: `/proc/<pid>/exe`).
+fn processes_running(binary: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary))
+        .collect()
 }
 
 fn required_env(name: &str) -> anyhow::Result<String> {

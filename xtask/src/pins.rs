@@ -1,7 +1,9 @@
 //! The Tauri crates and their npm packages move together: the Tauri CLI refuses to bundle when
 //! a plugin's crate and its `@tauri-apps/plugin-*` package are on different minor releases, so
 //! [`drift`] names every pair that differs (read from `Cargo.lock` and `ui/package-lock.json`),
-//! and `cargo xtask test` fails when one does ([`check`]).
+//! or a plugin the shell depends on whose package the UI lacks (but for the few used from Rust
+//! only; a plugin pulled in by another, such as the dialog's `fs`, needs none), and
+//! `cargo xtask test` fails when one does ([`check`]).
 
 use anyhow::Context;
 use serde_json::Value;
@@ -16,7 +18,9 @@ pub fn check(paths: &Paths) -> anyhow::Result<()> {
         .context("reading ui/package-lock.json")?;
     let package_lock: Value =
         serde_json::from_str(&package_lock).context("ui/package-lock.json is not JSON")?;
-    let drifted = drift(&cargo_lock, &package_lock);
+    let shell = std::fs::read_to_string(paths.root.join("src-tauri/Cargo.toml"))
+        .context("reading src-tauri/Cargo.toml")?;
+    let drifted = drift(&cargo_lock, &package_lock, &shell);
     anyhow::ensure!(
         drifted.is_empty(),
         "pin them to one minor release: {}",
@@ -25,17 +29,25 @@ pub fn check(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The plugins the window never calls: used from Rust only, they have no npm package in the UI
+/// (the single-instance plugin has none at all).
+const RUST_ONLY_PLUGINS: &[&str] = &["tauri-plugin-single-instance", "tauri-plugin-window-state"];
+
 /// Every Tauri crate whose npm package is on another major or minor release, as
-/// "crate x.y.z ≠ package a.b.c"; empty when they match.
-pub fn drift(cargo_lock: &str, package_lock: &Value) -> Vec<String> {
+/// "crate x.y.z ≠ package a.b.c", and every plugin the shell (its manifest `shell`) depends on
+/// whose package the UI lacks; empty when they match.
+pub fn drift(cargo_lock: &str, package_lock: &Value, shell: &str) -> Vec<String> {
     let mut drifted = Vec::new();
     for (name, version) in locked_crates(cargo_lock) {
         let Some(package) = npm_package_of(&name) else {
             continue;
         };
+        if RUST_ONLY_PLUGINS.contains(&name.as_str()) {
+            continue;
+        }
         let key = format!("node_modules/{package}");
         let Some(npm) = package_lock["packages"][&key]["version"].as_str() else {
-            if name != "tauri" {
+            if name != "tauri" && depends_on(shell, &name) {
                 drifted.push(format!("{name} {version} has no {package} in the UI"));
             }
             continue;
@@ -45,6 +57,14 @@ pub fn drift(cargo_lock: &str, package_lock: &Value) -> Vec<String> {
         }
     }
     drifted
+}
+
+/// Whether the manifest `text` names `crate_name` as a dependency.
+fn depends_on(text: &str, crate_name: &str) -> bool {
+    text.lines().map(str::trim).any(|line| {
+        line.strip_prefix(crate_name)
+            .is_some_and(|rest| rest.starts_with(['.', ' ', '=']))
+    })
 }
 
 /// The npm package that goes with a Tauri crate.
@@ -89,12 +109,16 @@ mod tests {
     #[test]
     fn a_plugin_on_another_minor_release_is_named() {
         let cargo_lock = "[[package]]\nname = \"tauri-plugin-notification\"\nversion = \"2.8.1\"\n\
-                          \n[[package]]\nname = \"tauri-plugin-dialog\"\nversion = \"2.4.0\"\n";
+                          \n[[package]]\nname = \"tauri-plugin-dialog\"\nversion = \"2.4.0\"\n\
+                          \n[[package]]\nname = \"tauri-plugin-window-state\"\nversion = \"2.5.0\"\n\
+                          \n[[package]]\nname = \"tauri-plugin-fs\"\nversion = \"2.7.1\"\n";
+        let shell = "[dependencies]\ntauri-plugin-notification.workspace = true\n\
+                     tauri-plugin-dialog.workspace = true\ntauri-plugin-window-state.workspace = true\n";
         let package_lock = serde_json::json!({"packages": {
             "node_modules/@tauri-apps/plugin-notification": {"version": "2.5.0"}
         }});
         assert_eq!(
-            drift(cargo_lock, &package_lock),
+            drift(cargo_lock, &package_lock, shell),
             [
                 "tauri-plugin-notification 2.8.1 ≠ @tauri-apps/plugin-notification 2.5.0",
                 "tauri-plugin-dialog 2.4.0 has no @tauri-apps/plugin-dialog in the UI",

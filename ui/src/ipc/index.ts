@@ -32,6 +32,7 @@ import {
   type SyncView_Serialize as SyncView,
   type TimelineEntry_Serialize as TimelineEntry,
 } from "./bindings";
+import { save as saveDialog } from "@tauri-apps/plugin-dialog";
 import { isPermissionGranted, requestPermission, sendNotification } from "@tauri-apps/plugin-notification";
 
 export type {
@@ -258,4 +259,16 @@ export async function notifyDesktop(notification: { title: string; body: string 
   } catch {
     return false;
   }
+}
+
+/** Asks the owner where to save a kubeconfig, in the system's own save dialog, starting at
+ * `suggested` (a path in `~/.kube/`). Resolves to the chosen path, or `undefined` when the
+ * owner cancels. */
+export async function chooseKubeconfigPath(suggested: string): Promise<string | undefined> {
+  const chosen = await saveDialog({
+    title: "Save kubeconfig",
+    defaultPath: suggested,
+    filters: [{ name: "Kubeconfig", extensions: ["kubeconfig", "yaml", "yml"] }],
+  });
+  return chosen ?? undefined;
 }

@@ -1,6 +1,38 @@
-//! The `swdesk` binary: records when the process started, then hands over to the shell.
+//! The `swdesk` binary: answers `--help` and `--version` without opening a window; otherwise
+//! records when the process started and hands over to the shell.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+/// What `swdesk --help` prints: the flags, the environment it reads, where it keeps things.
+const HELP: &str = "\
+Socialweb Desk: your socialweb.computer deployments on the desktop.
+
+Usage: swdesk [--help | --version]
+
+Opens the window. A second launch brings the running window forward and ends.
+
+Options:
+  -h, --help     print this help and exit
+  -V, --version  print the version and exit
+
+Environment:
+  SWDESK_SANDBOX        a local sandbox's ready line (`cargo xtask run` sets it): talk to
+                        that sandbox instead of the public network
+  SWDESK_MARKET_RELAY   an https relay listing the compute market's bidders
+  SWDESK_CLIENT_ID      the URL of the OAuth client metadata document to present
+  RUST_LOG              what to log (default: info)
+
+Files (Linux):
+  ~/.local/share/computer.socialweb.desk/accounts/   one store file per account
+  ~/.local/share/computer.socialweb.desk/logs/       a log file a day
+  The session and the signing key live in the system keychain (Secret Service).
+";
+
+#[allow(clippy::print_stdout)] // --help and --version answer on stdout, as every CLI does
 fn main() {
-    swdesk_app::run(std::time::Instant::now());
+    let first = std::env::args().nth(1);
+    match first.as_deref() {
+        Some("-h" | "--help") => print!("{HELP}"),
+        Some("-V" | "--version") => println!("swdesk {}", env!("CARGO_PKG_VERSION")),
+        _ => swdesk_app::run(std::time::Instant::now()),
+    }
 }

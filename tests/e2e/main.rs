@@ -5,6 +5,7 @@
 mod clusters;
 mod deployments;
 mod market;
+mod package;
 mod public_market;
 mod shell;
 mod sign_in;

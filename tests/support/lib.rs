@@ -98,6 +98,8 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct AppWindow {
     client: Client,
     driver: Child,
+    /// The app binary it launched.
+    binary: String,
     home: PathBuf,
     env: Vec<(String, String)>,
     /// The sandbox the app talks to, kept alive as long as the window (when this test started it).
@@ -116,6 +118,17 @@ impl AppWindow {
 
     /// Starts the app with extra environment variables (a browser, another sandbox line).
     pub async fn open_with_env(test_name: &str, env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let binary = required_env("SWDESK_APP_BINARY")?;
+        Self::open_binary(test_name, &binary, env).await
+    }
+
+    /// Starts the app binary at `binary` (an installed one, say) as [`AppWindow::open_with_env`]
+    /// starts the built one.
+    pub async fn open_binary(
+        test_name: &str,
+        binary: &str,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let home =
             std::env::temp_dir().join(format!("swdesk-e2e-{}-{test_name}", std::process::id()));
         std::fs::remove_dir_all(&home).ok();
@@ -127,7 +140,7 @@ impl AppWindow {
         );
         let keychain = format!("e2e-{test_name}-{}", std::process::id());
         let merged = with_own_keychain(merged, &keychain)?;
-        let mut window = Self::launch(test_name, home, merged, 0).await?;
+        let mut window = Self::launch(test_name, binary, home, merged, 0).await?;
         window.sandbox = Some(sandbox);
         Ok(window)
     }
@@ -143,19 +156,20 @@ impl AppWindow {
         );
         let (test_name, shots) = (self.test_name.clone(), self.shots_taken);
         let sandbox = self.sandbox.take();
+        let binary = self.binary.clone();
         drop(self);
-        let mut window = Self::launch(&test_name, home, env, shots).await?;
+        let mut window = Self::launch(&test_name, &binary, home, env, shots).await?;
         window.sandbox = sandbox;
         Ok(window)
     }
 
     async fn launch(
         test_name: &str,
+        binary: &str,
         home: PathBuf,
         env: Vec<(String, String)>,
         shots_taken: usize,
     ) -> anyhow::Result<Self> {
-        let binary = required_env("SWDESK_APP_BINARY")?;
         anyhow::ensure!(
             Path::new(&binary).is_file(),
             "SWDESK_APP_BINARY={binary} is not a file: build the app first (`cargo xtask test` does)"
@@ -163,7 +177,7 @@ impl AppWindow {
         required_env("DISPLAY")
             .context("the window needs a display: run under xvfb-run (`cargo xtask test` does)")?;
         // One instance: a launch while the last app still exits would hand over to it and end.
-        wait_until_no_app_runs(&binary).await?;
+        wait_until_no_app_runs().await?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
         let (port, native_port) = (free_port()?, free_port()?);
@@ -186,7 +200,8 @@ impl AppWindow {
                 format!("cannot start {driver_program} (cargo install tauri-driver --locked)")
             })?;
         let mut window = Self {
-            client: connect(port, &binary).await?,
+            client: connect(port, binary).await?,
+            binary: binary.to_owned(),
             driver,
             home,
             env,
@@ -461,12 +476,12 @@ impl Drop for AppWindow {
     }
 }
 
-/// Waits (up to 15 s) until no process runs `binary`: the last test's app has exited.
-async fn wait_until_no_app_runs(binary: &str) -> anyhow::Result<()> {
-    let binary = std::fs::canonicalize(binary)?;
+/// Waits (up to 15 s) until no app process runs (built or installed): the last test's app has
+/// exited.
+async fn wait_until_no_app_runs() -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let running = processes_running(&binary);
+        let running = app_processes();
         if running.is_empty() {
             return Ok(());
         }
@@ -478,15 +493,22 @@ async fn wait_until_no_app_runs(binary: &str) -> anyhow::Result<()> {
     }
 }
 
-/// The pids of the processes whose executable is `binary` (Linux: `/proc/<pid>/exe`).
-fn processes_running(binary: &Path) -> Vec<u32> {
+/// The pids of the app's processes: those whose executable is named `swdesk` (Linux:
+/// `/proc/<pid>/exe`).
+fn app_processes() -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary))
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+                exe.file_name().is_some_and(|name| {
+                    name == "swdesk" || name.to_string_lossy() == "swdesk (deleted)"
+                })
+            })
+        })
         .collect()
 }
 

@@ -5,6 +5,7 @@
 //! CI runs the second.
 
 mod bench;
+mod bundle;
 mod cmd;
 mod display;
 mod fuzz;
@@ -48,6 +49,9 @@ enum Task {
     /// Soak the controller against a PDS that fails at random (429, 503) for N minutes; print
     /// operations, faults, invariant violations (must be 0) and memory at start and end.
     Soak(soak::SoakArgs),
+    /// Build the installable packages (.deb and .rpm) of the release app, or of the debug app
+    /// with `--debug`, and print their paths and sizes.
+    Bundle(bundle::BundleArgs),
     /// Regenerate the window's TypeScript bindings (`ui/src/ipc/bindings.ts`) from the commands.
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
@@ -94,6 +98,7 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
         },
         Task::Fuzz(args) => fuzz::fuzz(paths, &args),
         Task::Soak(args) => soak::soak(paths, &args),
+        Task::Bundle(args) => bundle::bundle(paths, &args),
         Task::Bindings => run::bindings(paths),
         Task::Icons => run::icons(paths),
     }

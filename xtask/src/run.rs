@@ -94,7 +94,7 @@ pub fn bindings(paths: &Paths) -> anyhow::Result<()> {
         "--quiet",
         "--package",
         "swdesk-app",
-        "--bin",
+        "--example",
         "export-bindings",
     ]))
 }

@@ -41,6 +41,8 @@ const TEST_PACKAGES: &[&str] = &[
     "chromium",
     "chromium-driver",
     "librsvg2-bin",
+    // The packaging test reads the .rpm's header and file list.
+    "rpm",
 ];
 
 /// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.

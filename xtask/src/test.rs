@@ -9,6 +9,7 @@ use std::process::Command;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::cmd;
 use crate::fuzz;
 use crate::layout;
@@ -105,6 +106,12 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
             "cargo build",
             cmd::run(cmd::cargo().args(["build", "--workspace", "--all-targets"])),
         );
+    if built {
+        tally.check(
+            "packages (.deb and .rpm of the debug build)",
+            bundle::build(paths, true).map(drop),
+        );
+    }
     tally.suite("UI unit tests", vitest(paths));
     if built {
         match SandboxPds::start(paths, None, &[]) {
@@ -190,6 +197,7 @@ pub fn window_session(
         .env("SWDESK_APP_BINARY", app)
         .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
         .env("SWDESK_E2E_OUTPUT", paths.e2e_output())
+        .env("SWDESK_APP_BUNDLE", bundle::bundle_directory(paths, true))
         .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line());
     Ok(command)
 }

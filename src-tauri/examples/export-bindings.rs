@@ -1,4 +1,5 @@
-//! Writes the window's TypeScript bindings (`cargo xtask bindings` runs this).
+//! Writes the window's TypeScript bindings (`cargo xtask bindings` runs this). An example, not
+//! a binary of the app, so the bundler never packages it.
 
 fn main() {
     let path = std::env::args_os()

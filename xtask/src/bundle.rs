@@ -1,0 +1,105 @@
+//! `cargo xtask bundle`: the installable packages, built by the Tauri bundler (its CLI from the
+//! UI's npm packages): a `.deb` and an `.rpm` holding the app's one binary, its desktop entry and
+//! its icons, with the app's description, license and dependencies (WebKitGTK, GTK; a Secret
+//! Service keychain recommended). Release by default; `cargo xtask test` bundles the debug build
+//! it already made, and its end-to-end suite installs that `.deb` into a throwaway root and
+//! launches it. AppImage is not built: its tools download from outside at build time.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Context;
+
+use crate::cmd;
+use crate::paths::Paths;
+use crate::run;
+use crate::setup::{self, Purpose};
+
+/// What `cargo xtask bundle` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BundleArgs {
+    /// Bundle the debug build (what the tests install) instead of the release build.
+    #[arg(long)]
+    pub debug: bool,
+}
+
+/// The packages of one build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packages {
+    /// The Debian package.
+    pub deb: PathBuf,
+    /// The RPM package.
+    pub rpm: PathBuf,
+}
+
+/// The task: builds the UI and the packages, and prints where they are and their sizes.
+#[allow(clippy::print_stdout)] // the packages and their sizes are the task's output
+pub fn bundle(paths: &Paths, args: &BundleArgs) -> anyhow::Result<()> {
+    setup::ensure(paths, Purpose::Run)?;
+    run::build_ui(paths)?;
+    let packages = build(paths, args.debug)?;
+    for package in [&packages.deb, &packages.rpm] {
+        println!("{} ({})", package.display(), mebibytes(package)?);
+    }
+    if let Some(installed) = cmd::stdout_of(
+        Command::new("dpkg-deb")
+            .args(["--field"])
+            .arg(&packages.deb)
+            .arg("Installed-Size"),
+    ) {
+        println!(
+            "installed: {:.1} MiB",
+            installed.trim().parse::<f64>().unwrap_or_default() / 1024.0
+        );
+    }
+    Ok(())
+}
+
+/// Builds the app (`debug` or release) and bundles it; answers the two packages. The UI must
+/// be built already.
+pub fn build(paths: &Paths, debug: bool) -> anyhow::Result<Packages> {
+    let directory = bundle_directory(paths, debug);
+    std::fs::remove_dir_all(&directory).ok();
+    let mut tauri = Command::new(paths.ui().join("node_modules/.bin/tauri"));
+    tauri.args(["build", "--bundles", "deb,rpm", "--ci"]);
+    if debug {
+        tauri.arg("--debug");
+    }
+    cmd::run(
+        tauri
+            .current_dir(&paths.root)
+            .env("CARGO_TARGET_DIR", &paths.target),
+    )?;
+    Ok(Packages {
+        deb: only_file(&directory.join("deb"), "deb")?,
+        rpm: only_file(&directory.join("rpm"), "rpm")?,
+    })
+}
+
+/// Where the bundler writes the packages of a build.
+pub fn bundle_directory(paths: &Paths, debug: bool) -> PathBuf {
+    let profile = if debug { "debug" } else { "release" };
+    paths.target.join(profile).join("bundle")
+}
+
+/// The one file ending in `.extension` in `directory`.
+fn only_file(directory: &Path, extension: &str) -> anyhow::Result<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(directory)
+        .with_context(|| format!("the bundler wrote no {}", directory.display()))?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == extension))
+        .collect();
+    anyhow::ensure!(
+        found.len() == 1,
+        "expected one .{extension} in {}, found {found:?}",
+        directory.display()
+    );
+    Ok(found.remove(0))
+}
+
+fn mebibytes(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::metadata(path)?.len();
+    #[allow(clippy::cast_precision_loss)] // a size in MiB, to one decimal
+    Ok(format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0)))
+}

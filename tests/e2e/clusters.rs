@@ -125,6 +125,46 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         .wait_for_text("[data-testid='job-log']", "hello from socialweb")
         .await?;
     window.screenshot("job-succeeded").await?;
+
+    // Revoking asks first, in words; cancelling changes nothing.
+    let member = format!("[data-testid='cluster-member'][data-did='{}']", owner.did);
+    window
+        .wait_for_text(&format!("{member} [data-testid='member-state']"), "Active")
+        .await?;
+    window
+        .click(&format!("{member} [data-action='revoke-member']"))
+        .await?;
+    let asked = window.text_of("[data-testid='confirm-message']").await?;
+    assert!(
+        asked.contains("kubeconfigs issued to it stop working") && asked.contains("This is you"),
+        "the confirmation says what revoking does, and that it is the owner: {asked}"
+    );
+    window.screenshot("revoke-confirmation").await?;
+    window
+        .click("[data-testid='confirm'] [data-action='cancel']")
+        .await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        window.find_all("[data-testid='confirm']").await?.is_empty(),
+        "the confirmation closed"
+    );
+    assert!(
+        window
+            .text_of(&format!("{member} [data-testid='member-state']"))
+            .await?
+            .contains("Active"),
+        "cancelled: the grant stands"
+    );
+    window
+        .click(&format!("{member} [data-action='revoke-member']"))
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_text(&format!("{member} [data-testid='member-state']"), "Revoked")
+        .await?;
+    window.screenshot("revoked").await?;
     window.close().await?;
     gateway.stop().await;
     Ok(())

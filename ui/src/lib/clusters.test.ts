@@ -3,6 +3,7 @@ import {
   clusterTone,
   clusterWaitingFor,
   deleteConfirmed,
+  revokeConfirmation,
   diffLines,
   exportLine,
   jobToFollow,
@@ -62,5 +63,25 @@ describe("deleting a cluster", () => {
     expect(deleteConfirmed("dev", "dev")).toBe(true);
     expect(deleteConfirmed("dev", " dev ")).toBe(true);
     expect(deleteConfirmed("dev", "de")).toBe(false);
+  });
+});
+
+describe("revoking a member", () => {
+  const member = { did: "did:plc:alice", name: "owner-1a2b" };
+
+  it("says whose grants end and that their kubeconfigs stop working", () => {
+    const { title, message } = revokeConfirmation("dev", member, false);
+    expect(title).toBe("Revoke owner-1a2b?");
+    expect(message).toContain("owner-1a2b (did:plc:alice)");
+    expect(message).toContain("kubeconfigs issued to it stop working");
+    expect(message).not.toContain("This is you");
+  });
+
+  it("warns the owner who would revoke themselves", () => {
+    expect(revokeConfirmation("dev", member, true).message).toContain("This is you");
+  });
+
+  it("names a member without a name by its DID", () => {
+    expect(revokeConfirmation("dev", { did: "did:plc:bob", name: null }, false).title).toBe("Revoke did:plc:bob?");
   });
 });

@@ -108,6 +108,21 @@ export function diffLines(before: string, after: string): DiffLine[] {
   return lines;
 }
 
+/** What revoking `member` on `cluster` does, in words, for the confirmation; `self` when the
+ * member is the signed-in owner (who then locks themselves out). */
+export function revokeConfirmation(
+  cluster: string,
+  member: { did: string; name: string | null },
+  self: boolean,
+): { title: string; message: string } {
+  const who = member.name ? `${member.name} (${member.did})` : member.did;
+  const effect = `Every grant it holds on ${cluster} is revoked: kubeconfigs issued to it stop working at once.`;
+  const warning = self
+    ? " This is you: you lose your own access to the cluster's API until the gateway grants it again."
+    : "";
+  return { title: `Revoke ${member.name ?? member.did}?`, message: `${who}. ${effect}${warning}` };
+}
+
 /** Whether the typed confirmation allows deleting `cluster`. */
 export function deleteConfirmed(cluster: string, typed: string): boolean {
   return typed.trim() === cluster;

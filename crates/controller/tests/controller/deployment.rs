@@ -96,7 +96,7 @@ async fn edit_elsewhere(world: &World, core: &Core, rkey: &str, edit: impl FnOnc
     core.view.invalidate(INFRA).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_new_deployment_is_published_bound_and_listed_in_the_index() {
     let world = World::new();
     let core = Core::new(&world);
@@ -124,7 +124,7 @@ async fn a_new_deployment_is_published_bound_and_listed_in_the_index() {
     assert_eq!(index(&world)["live"][0]["writer"], "desktop");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_deployment_in_sync_costs_no_write_on_a_resync() {
     let world = World::new();
     let core = Core::new(&world);
@@ -151,7 +151,7 @@ async fn a_deployment_in_sync_costs_no_write_on_a_resync() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_edit_made_elsewhere_is_pulled_onto_the_spec() {
     let world = World::new();
     let core = Core::new(&world);
@@ -172,7 +172,7 @@ async fn an_edit_made_elsewhere_is_pulled_onto_the_spec() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn edits_on_both_sides_stop_at_a_conflict_and_nothing_is_overwritten() {
     let world = World::new();
     let core = Core::new(&world);
@@ -204,7 +204,7 @@ async fn edits_on_both_sides_stop_at_a_conflict_and_nothing_is_overwritten() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_edit_made_while_our_own_write_was_in_flight_is_pushed_not_a_conflict() {
     let world = World::new();
     let core = Core::new(&world);
@@ -238,7 +238,7 @@ async fn an_edit_made_while_our_own_write_was_in_flight_is_pushed_not_a_conflict
     assert_eq!(record(&world, "web").unwrap()["description"], "v3");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_index() {
     let world = World::new();
     let core = Core::new(&world);
@@ -273,7 +273,7 @@ async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_inde
 /// The soak found deployments that never ended: the owner deleted them while their record's
 /// first write was in flight, before the binding was recorded, and the end found no binding
 /// and finished without a final write. The record, written a moment later, stayed live.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_deployment_deleted_while_its_first_write_is_in_flight_still_ends_its_record() {
     let world = World::new();
     let core = Core::new(&world);
@@ -302,7 +302,7 @@ async fn a_deployment_deleted_while_its_first_write_is_in_flight_still_ends_its_
     assert_eq!(ended["status"]["endReason"], "deleted");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_deployment_re_created_under_an_ended_name_takes_a_successor_rkey() {
     let world = World::new();
     let core = Core::new(&world);
@@ -336,7 +336,7 @@ async fn a_deployment_re_created_under_an_ended_name_takes_a_successor_rkey() {
     assert_eq!(live_rkeys(&world), [successor]);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_record_that_does_not_read_as_a_deployment_is_shown_and_never_overwritten() {
     let world = World::new();
     let core = Core::new(&world);
@@ -373,7 +373,7 @@ async fn requested_and_settled() -> (World, Core) {
     (world, core)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
     let (world, core) = requested_and_settled().await;
 
@@ -412,7 +412,7 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_contract_that_moves_on_shows_in_the_deployment_at_once_while_its_record_waits() {
     use swdesk_core::compute::{ComputeContractSpec, ComputePhase};
     let (world, core) = requested_and_settled().await;
@@ -443,7 +443,7 @@ async fn a_contract_that_moves_on_shows_in_the_deployment_at_once_while_its_reco
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_ephemeral_deployment_ends_itself_at_its_deadline() {
     let world = World::new();
     let core = Core::new(&world);
@@ -507,7 +507,7 @@ async fn resolve(world: &World, core: &Core, resolution: Resolution) {
     core.settle(world).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn keeping_this_side_in_a_conflict_writes_it_to_the_record() {
     let world = World::new();
     let core = Core::new(&world);
@@ -519,7 +519,7 @@ async fn keeping_this_side_in_a_conflict_writes_it_to_the_record() {
     assert_eq!(synced(&object).0, ConditionStatus::True);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn taking_the_record_in_a_conflict_applies_it_here() {
     let world = World::new();
     let core = Core::new(&world);
@@ -531,7 +531,7 @@ async fn taking_the_record_in_a_conflict_applies_it_here() {
     assert_eq!(synced(&object).0, ConditionStatus::True);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_resolution_without_a_conflict_is_refused_and_changes_nothing() {
     let world = World::new();
     let core = Core::new(&world);
@@ -546,7 +546,7 @@ async fn a_resolution_without_a_conflict_is_refused_and_changes_nothing() {
     assert_eq!(get(&world, "web").unwrap().status, before.status);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn deployments_made_offline_are_published_once_the_repo_is_back_with_no_extra_write() {
     let world = World::new();
     let core = Core::new(&world);
@@ -589,7 +589,7 @@ async fn deployments_made_offline_are_published_once_the_repo_is_back_with_no_ex
     );
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_controller_stopped_between_the_final_write_and_the_finalizer_finishes_after_a_restart() {
     let world = World::new();
     let first = Core::new(&world);
@@ -634,7 +634,7 @@ async fn a_controller_stopped_between_the_final_write_and_the_finalizer_finishes
     assert_eq!(index(&world)["recentEnded"][0]["rkey"], "web");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn an_index_entry_whose_record_is_gone_is_dropped_ten_minutes_later() {
     let world = World::new();
     let core = Core::new(&world);

@@ -126,7 +126,9 @@ impl Core {
         }
     }
 
-    /// Runs every reconciler over every object, `ROUNDS` times, letting the index writer write.
+    /// Runs every reconciler over every object, `ROUNDS` times, letting the index writer write
+    /// (each round waits out its 200 ms batch window: on paused time, as the deployment tests
+    /// run, that wait costs nothing).
     pub async fn settle(&self, world: &World) {
         const ROUNDS: usize = 6;
         for _ in 0..ROUNDS {

@@ -21,6 +21,7 @@ use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
+use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::infra::{
     Contract, ContractState, ContractStatus, DeploymentKind, EphemeralInfraSpec,
@@ -274,7 +275,8 @@ pub fn declare(
         DeclaredObject::Infra(declared) => &declared.spec.contracts,
         DeclaredObject::EphemeralInfra(declared) => &declared.spec.infra.contracts,
     };
-    let problems = requested_problems(contracts);
+    let mut problems = requested_problems(contracts);
+    problems.extend(user_data_secret_problems(contracts));
     if !problems.is_empty() {
         return Err(IntentError::Invalid(problems));
     }

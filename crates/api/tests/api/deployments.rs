@@ -309,3 +309,36 @@ fn a_contract_field_the_market_cannot_carry_is_refused_when_it_is_requested() {
         "still staged"
     );
 }
+
+/// A `userData` that looks like it holds a secret is refused at declaration, with the market's
+/// own problems in the same answer, each line named and never quoted; nothing is stored (the
+/// record would publish it in clear text).
+#[test]
+fn user_data_holding_a_secret_is_refused_with_every_other_problem_and_nothing_stored() {
+    let (_dir, store) = store();
+    let declaration = json!({
+        "kind": "Infra",
+        "metadata": {"name": "web"},
+        "spec": {"contracts": [
+            {"name": "api", "state": "staged",
+             "userData": "#!/bin/sh\nexport DB_PASSWORD=hunter2\n"},
+            {"name": "tunnel", "state": "requested", "tunnels": [{"tag": "http", "port": 8080}]}
+        ]}
+    });
+    let Err(IntentError::Invalid(problems)) = declare(&store, &declaration, at(0)) else {
+        panic!("refused");
+    };
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["/spec/contracts/1/tunnels", "/spec/contracts/0/userData"],
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].message.starts_with("line 2 of userData")
+            && problems[1].message.contains("public repo"),
+        "{problems:?}"
+    );
+    assert!(!format!("{problems:?}").contains("hunter2"));
+    assert!(rows(&store).unwrap().is_empty(), "nothing is stored");
+}

@@ -32,13 +32,7 @@ pub fn run(process_start: Instant) {
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()
         // First: a second launch hands over to this process, which shows its window, and exits.
-        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
-            tracing::info!(
-                arguments = args.len(),
-                "a second launch: showing this window instead"
-            );
-            window::bring_forward(app);
-        }))
+        .plugin(window::single_instance_plugin())
         .manage(startup::Startup::new(process_start))
         // Desktop notifications (a contract failed or was released while the window was away).
         .plugin(tauri_plugin_notification::init())

@@ -1,6 +1,11 @@
 //! The main window as a desktop app keeps it: one window however often the app is launched (a
 //! second launch brings this one forward and exits), and its size, place and maximized state
 //! restored at start and saved whenever it changes, so a restart or a crash loses nothing.
+//!
+//! One instance is one **data directory**, as a browser keeps one instance per profile: a launch
+//! with another `XDG_DATA_HOME` (another profile; the tests' second device) is an instance of
+//! its own. On Linux the instance is a D-Bus name on the session bus, named from the app's
+//! identifier and a hash of the data directory.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,6 +19,43 @@ const SETTLE: Duration = Duration::from_millis(400);
 
 /// The window's label in `tauri.conf.json`.
 pub const MAIN: &str = "main";
+/// The app's identifier in `tauri.conf.json` (a test keeps them equal).
+const IDENTIFIER: &str = "computer.socialweb.desk";
+
+/// The single-instance plugin, one instance per data directory: a second launch calls
+/// [`bring_forward`] in the first and ends.
+pub fn single_instance_plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    tauri_plugin_single_instance::Builder::new()
+        .dbus_id(instance_name(&data_home()))
+        .callback(|app, args, _cwd| {
+            tracing::info!(
+                arguments = args.len(),
+                "a second launch: showing this window instead"
+            );
+            bring_forward(app);
+        })
+        .build()
+}
+
+/// Where the app's data directory lives: `$XDG_DATA_HOME`, or `~/.local/share`.
+fn data_home() -> std::path::PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|home| !home.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".local/share"))
+        })
+        .unwrap_or_default()
+}
+
+/// The instance's D-Bus name: the identifier, then `d` and a hash of `data_home` (an element of
+/// a bus name may not start with a digit).
+fn instance_name(data_home: &std::path::Path) -> String {
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+    let mut hasher = DefaultHasher::new();
+    data_home.hash(&mut hasher);
+    format!("{IDENTIFIER}.d{:016x}", hasher.finish())
+}
 
 /// What is kept of the window: not its visibility (the window is shown after its first paint).
 fn kept() -> StateFlags {
@@ -51,7 +93,7 @@ fn save_state<R: Runtime>(app: &AppHandle<R>) {
 }
 
 /// Shows the main window in front: unminimized, visible, focused.
-pub fn bring_forward<R: Runtime>(app: &AppHandle<R>) {
+fn bring_forward<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(MAIN) else {
         return;
     };
@@ -63,5 +105,31 @@ pub fn bring_forward<R: Runtime>(app: &AppHandle<R>) {
         if let Err(error) = result {
             tracing::warn!(step, %error, "the window could not be brought forward");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identifier_is_the_apps() {
+        let config: serde_json::Value =
+            serde_json::from_str(include_str!("../tauri.conf.json")).expect("the config");
+        assert_eq!(config["identifier"], IDENTIFIER);
+    }
+
+    #[test]
+    fn each_data_directory_is_an_instance_of_its_own() {
+        let home = instance_name(std::path::Path::new("/home/alice/.local/share"));
+        assert_eq!(
+            home,
+            instance_name(std::path::Path::new("/home/alice/.local/share"))
+        );
+        assert_ne!(
+            home,
+            instance_name(std::path::Path::new("/tmp/device-2/data"))
+        );
+        assert!(home.starts_with("computer.socialweb.desk.d"), "{home}");
     }
 }

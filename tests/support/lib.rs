@@ -176,8 +176,9 @@ impl AppWindow {
         );
         required_env("DISPLAY")
             .context("the window needs a display: run under xvfb-run (`cargo xtask test` does)")?;
-        // One instance: a launch while the last app still exits would hand over to it and end.
-        wait_until_no_app_runs().await?;
+        // One instance a data directory: a launch while the last app of this home still exits
+        // (a restart) would hand over to it and end.
+        wait_until_no_app_runs_in(&home).await?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
         let (port, native_port) = (free_port()?, free_port()?);
@@ -476,26 +477,28 @@ impl Drop for AppWindow {
     }
 }
 
-/// Waits (up to 15 s) until no app process runs (built or installed): the last test's app has
-/// exited.
-async fn wait_until_no_app_runs() -> anyhow::Result<()> {
+/// Waits (up to 15 s) until no app process runs with `home`'s data directory: the last app of
+/// this home has exited.
+async fn wait_until_no_app_runs_in(home: &Path) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let running = app_processes();
+        let running = app_processes_in(home);
         if running.is_empty() {
             return Ok(());
         }
         anyhow::ensure!(
             Instant::now() < deadline,
-            "the app from an earlier launch still runs (pids {running:?})"
+            "the app from an earlier launch in {} still runs (pids {running:?})",
+            home.display()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// The pids of the app's processes: those whose executable is named `swdesk` (Linux:
-/// `/proc/<pid>/exe`).
-fn app_processes() -> Vec<u32> {
+/// The pids of the app's processes (executables named `swdesk`, Linux: `/proc/<pid>/exe`) whose
+/// `XDG_DATA_HOME` is `home`'s.
+fn app_processes_in(home: &Path) -> Vec<u32> {
+    let data_home = format!("XDG_DATA_HOME={}", home.join("data").display());
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -507,6 +510,13 @@ fn app_processes() -> Vec<u32> {
                 exe.file_name().is_some_and(|name| {
                     name == "swdesk" || name.to_string_lossy() == "swdesk (deleted)"
                 })
+            })
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|byte| *byte == 0)
+                    .any(|variable| variable == data_home.as_bytes())
             })
         })
         .collect()

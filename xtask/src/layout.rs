@@ -49,6 +49,18 @@ pub fn shipped_on_sandbox(root: &Path) -> Vec<String> {
 /// The sandbox packages named in the `[dependencies]` table of a manifest's `text`, optional
 /// ones left out.
 fn sandbox_dependencies(text: &str) -> Vec<String> {
+    normal_dependencies(text)
+        .into_iter()
+        .filter(|(name, optional)| {
+            !optional && SANDBOX_PACKAGES.iter().any(|p| name.starts_with(p))
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Every dependency in the `[dependencies]` table of a manifest's `text` (the line form the
+/// workspace uses: `name.workspace = true` or `name = …`), with whether it is optional.
+pub fn normal_dependencies(text: &str) -> Vec<(String, bool)> {
     let mut in_dependencies = false;
     let mut found = Vec::new();
     for line in text.lines().map(str::trim) {
@@ -57,9 +69,8 @@ fn sandbox_dependencies(text: &str) -> Vec<String> {
             continue;
         }
         let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
-        let optional = line.contains("optional = true");
-        if in_dependencies && !optional && SANDBOX_PACKAGES.iter().any(|p| name.starts_with(p)) {
-            found.push(name.to_owned());
+        if in_dependencies && !name.is_empty() && !name.starts_with('#') {
+            found.push((name.to_owned(), line.contains("optional = true")));
         }
     }
     found

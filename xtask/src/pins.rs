@@ -59,12 +59,11 @@ pub fn drift(cargo_lock: &str, package_lock: &Value, shell: &str) -> Vec<String>
     drifted
 }
 
-/// Whether the manifest `text` names `crate_name` as a dependency.
+/// Whether the manifest `text` names `crate_name` among its dependencies.
 fn depends_on(text: &str, crate_name: &str) -> bool {
-    text.lines().map(str::trim).any(|line| {
-        line.strip_prefix(crate_name)
-            .is_some_and(|rest| rest.starts_with(['.', ' ', '=']))
-    })
+    crate::layout::normal_dependencies(text)
+        .iter()
+        .any(|(name, _)| name == crate_name)
 }
 
 /// The npm package that goes with a Tauri crate.

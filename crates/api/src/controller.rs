@@ -28,6 +28,7 @@ use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::repo::journal::Journaled;
+use swdesk_core::secret::SecretVault;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
@@ -77,6 +78,9 @@ pub struct MarketAccess {
     pub offerings: OfferingSource,
     /// The account's key for inline attestations (kept in the keychain).
     pub key: AttestationKey,
+    /// Where the values of secrets sealed to guests are read (the keychain); none: a
+    /// contract's secrets wait.
+    pub vault: Option<Arc<dyn SecretVault>>,
 }
 
 /// The controller of one account, running.
@@ -145,13 +149,16 @@ impl AccountController {
         let repo = journaled(resolver.clone());
         let mut controller = match market {
             Some(access) => {
-                let market = RequesterMarket::connect_over(
+                let mut market = RequesterMarket::connect_over(
                     Arc::new(journaled(resolver.clone())),
                     agent,
                     resolver,
                     access.offerings,
                     access.key,
                 );
+                if let Some(vault) = access.vault {
+                    market = market.with_vault(vault);
+                }
                 Self::start_with(data_dir, repo, market, config).await?
             }
             None => Self::start_with(data_dir, repo, Unconnected, config).await?,

@@ -182,6 +182,8 @@ pub struct DeploymentDetail {
     pub status: String,
     /// Every contract's phase changes, newest first.
     pub timeline: Vec<TimelineEntry>,
+    /// Its secrets (never their values) and what each guest has of them.
+    pub secrets: Vec<crate::secrets::SecretView>,
 }
 
 /// Why an intent was refused.
@@ -315,13 +317,36 @@ pub fn set_contract(
     intent: ContractIntent,
     now: Timestamp,
 ) -> Result<(), IntentError> {
+    edit_declared(store, kind, name, |spec| {
+        apply_intent(spec, contract, intent, now)
+    })
+}
+
+/// Whether the deployment `kind`/`name` exists.
+pub(crate) fn exists(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+) -> Result<bool, IntentError> {
+    Ok(match kind {
+        DeploymentKind::Infra => store.get::<InfraSpec>(name)?.is_some(),
+        DeploymentKind::EphemeralInfra => store.get::<EphemeralInfraSpec>(name)?.is_some(),
+    })
+}
+
+/// Writes `change` into the declared fields of the deployment `kind`/`name` (an Infra's
+/// spec, an EphemeralInfra's `infra`), as [`edit`] does.
+pub(crate) fn edit_declared(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    mut change: impl FnMut(&mut InfraSpec) -> Result<(), IntentError>,
+) -> Result<(), IntentError> {
     match kind {
-        DeploymentKind::Infra => edit::<InfraSpec>(store, name, |spec| {
-            apply_intent(spec, contract, intent, now)
-        }),
-        DeploymentKind::EphemeralInfra => edit::<EphemeralInfraSpec>(store, name, |spec| {
-            apply_intent(&mut spec.infra, contract, intent, now)
-        }),
+        DeploymentKind::Infra => edit::<InfraSpec>(store, name, change),
+        DeploymentKind::EphemeralInfra => {
+            edit::<EphemeralInfraSpec>(store, name, |spec| change(&mut spec.infra))
+        }
     }
 }
 
@@ -389,7 +414,7 @@ fn apply_intent(
 fn edit<D: Deployment>(
     store: &Store,
     name: &Name,
-    change: impl Fn(&mut D) -> Result<(), IntentError>,
+    mut change: impl FnMut(&mut D) -> Result<(), IntentError>,
 ) -> Result<(), IntentError> {
     loop {
         let mut object = store
@@ -546,6 +571,13 @@ fn describe<D: Deployment + RowKind>(
             since: condition.last_transition_at.to_rfc3339(),
         })
         .collect();
+    let secrets = crate::secrets::views(
+        object.spec.infra(),
+        &owned
+            .iter()
+            .map(|compute| (compute.spec.contract.to_string(), &compute.status))
+            .collect::<Vec<_>>(),
+    );
     let mut spec = serde_json::to_value(&object.spec).unwrap_or_default();
     if let Some(fields) = spec.as_object_mut() {
         fields.remove("record");
@@ -562,6 +594,7 @@ fn describe<D: Deployment + RowKind>(
         })),
         status: pretty(&object.status),
         timeline,
+        secrets,
     }
 }
 

@@ -42,8 +42,11 @@ use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, 
 use crate::identities::Identities;
 use crate::network::Network;
 use crate::records::{self, RecordView};
+use crate::secrets;
 use crate::serde_name;
 use crate::session::{SessionError, SessionView, Sessions};
+use swdesk_atproto::keychain::{Keychain, SecretValues};
+use swdesk_core::secret::{SecretValue, SecretVault};
 
 /// The session and the controller of the signed-in account.
 #[derive(Debug)]
@@ -113,6 +116,9 @@ pub enum DeskError {
     /// The owner's browser could not be opened.
     #[error("the browser could not be opened: {0}")]
     Browser(String),
+    /// The OS keychain, where secret values live, did not answer.
+    #[error("{0}")]
+    Keychain(String),
 }
 
 impl DeskError {
@@ -128,6 +134,7 @@ impl DeskError {
             Self::Cluster(cluster) => cluster.code(),
             Self::NoReceipt => "no-receipt",
             Self::Browser(_) => "browser",
+            Self::Keychain(_) => "keychain",
         }
     }
 }
@@ -230,6 +237,91 @@ impl Desk {
             deployments::set_contract(store, kind, &name, &contract, intent, now)
         })
         .await
+    }
+
+    /// Sets the deployment's secret `secret` to `value` for `contracts` (none: all): a new
+    /// secret, or a rotation whose new version every guest gets sealed afresh. The value goes
+    /// to the keychain first, then its version is counted up; every problem is named at once
+    /// and nothing is kept when there is one.
+    pub async fn set_secret(
+        &self,
+        kind: DeploymentKind,
+        name: Name,
+        secret: String,
+        value: String,
+        contracts: Vec<String>,
+    ) -> Result<(), DeskError> {
+        let problems = secrets::problems(&secret, value.len(), &contracts);
+        if !problems.is_empty() {
+            return Err(IntentError::Invalid(problems).into());
+        }
+        let exists = self
+            .intent({
+                let name = name.clone();
+                move |store| deployments::exists(store, kind, &name)
+            })
+            .await?;
+        if !exists {
+            return Err(IntentError::NotFound(format!("there is no deployment {name}")).into());
+        }
+        let entry = secrets::keychain_entry(kind, &name, &secret);
+        let value = SecretValue::new(value.into_bytes());
+        self.with_secret_values(move |values| values.write(&entry, &value))
+            .await?;
+        self.intent(move |store| secrets::put(store, kind, &name, &secret, &contracts).map(drop))
+            .await
+    }
+
+    /// Takes the secret off the deployment (its guests keep what they opened) and forgets
+    /// its value.
+    pub async fn remove_secret(
+        &self,
+        kind: DeploymentKind,
+        name: Name,
+        secret: String,
+    ) -> Result<(), DeskError> {
+        let removed = self
+            .intent(move |store| secrets::remove(store, kind, &name, &secret))
+            .await?;
+        self.with_secret_values(move |values| values.remove(&removed.keychain_entry))
+            .await
+    }
+
+    /// The value of the deployment's secret, read from the keychain: only when the owner
+    /// asks to see it.
+    pub async fn reveal_secret(
+        &self,
+        kind: DeploymentKind,
+        name: Name,
+        secret: String,
+    ) -> Result<String, DeskError> {
+        let entry = secrets::keychain_entry(kind, &name, &secret);
+        let value = self
+            .with_secret_values(move |values| {
+                values
+                    .read(&entry)
+                    .map_err(swdesk_atproto::keychain::KeychainError::unavailable)
+            })
+            .await?
+            .ok_or_else(|| {
+                DeskError::Keychain(format!("the keychain holds no value for {secret}"))
+            })?;
+        Ok(String::from_utf8_lossy(value.expose()).into_owned())
+    }
+
+    /// Runs `call` on the signed-in account's secret values in the keychain, off the runtime.
+    async fn with_secret_values<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&SecretValues) -> Result<T, swdesk_atproto::keychain::KeychainError>
+        + Send
+        + 'static,
+    ) -> Result<T, DeskError> {
+        let did = self.sessions.agent().ok_or(DeskError::SignedOut)?.did();
+        let keychain = self.sessions.network().keychain_name.clone();
+        tokio::task::spawn_blocking(move || call(&Keychain::open(&keychain)?.secret_values(&did)))
+            .await
+            .map_err(|error| DeskError::Keychain(error.to_string()))?
+            .map_err(|error| DeskError::Keychain(error.to_string()))
     }
 
     /// Ends a deployment: its contracts are released, its record stays, ended.
@@ -409,14 +501,20 @@ impl Desk {
         let network = self.sessions.network();
         let offerings = network.market.clone()?;
         let (keychain, did) = (network.keychain_name.clone(), did.to_owned());
-        let key = tokio::task::spawn_blocking(move || {
-            swdesk_atproto::keychain::Keychain::open(&keychain)?.attestation_key(&did)
+        let opened = tokio::task::spawn_blocking(move || {
+            let keychain = Keychain::open(&keychain)?;
+            let key = keychain.attestation_key(&did)?;
+            Ok::<_, swdesk_atproto::keychain::KeychainError>((key, keychain.secret_values(&did)))
         })
         .await
         .map_err(|error| error.to_string())
-        .and_then(|key| key.map_err(|error| error.to_string()));
-        match key {
-            Ok(key) => Some(MarketAccess { offerings, key }),
+        .and_then(|opened| opened.map_err(|error| error.to_string()));
+        match opened {
+            Ok((key, values)) => Some(MarketAccess {
+                offerings,
+                key,
+                vault: Some(Arc::new(values)),
+            }),
             Err(error) => {
                 tracing::error!(%error, "no attestation key: contracts wait for the market");
                 None

@@ -10,6 +10,8 @@
 //!   contract's bids, guest events and phase history; [`identities`]: the handles and PDSes of
 //!   the DIDs shown, resolved once and kept; [`records`]: a deployment's record as the repo
 //!   holds it, beside this device's declaration (the record inspector, the conflict view);
+//!   [`secrets`]: a deployment's secrets (set, rotated, removed) and what each guest has of
+//!   them;
 //! - [`desk`]: both together, as the shell sees the app: the controller runs while someone is
 //!   signed in.
 
@@ -22,6 +24,7 @@ pub mod desk;
 pub mod identities;
 pub mod network;
 pub mod records;
+pub mod secrets;
 pub mod session;
 
 pub use desk::{Desk, DeskError};

@@ -1,6 +1,8 @@
 //! Where the session lives between runs: the OS keychain (Secret Service on Linux, Keychain on
 //! macOS, Credential Manager on Windows) through `keyring-core`, one entry per network, holding
-//! the session as JSON (tokens and the DPoP private key included).
+//! the session as JSON (tokens and the DPoP private key included). Beside it: each account's
+//! attestation key and the values of its deployments' secrets ([`SecretValues`], one entry
+//! each), which only this keychain and memory ever hold.
 //!
 //! Invariants: the product has no other place for a session: when the keychain cannot be
 //! reached, [`Keychain::open`] and every call fail with [`KeychainError::Unavailable`] saying
@@ -11,6 +13,8 @@
 use std::sync::Arc;
 
 use keyring_core::{CredentialStore, Entry};
+
+use swdesk_core::secret::{SecretValue, SecretVault};
 
 use crate::attestation::{AttestationKey, Curve};
 use crate::oauth::StoredSession;
@@ -96,6 +100,61 @@ impl Keychain {
                 Ok(key)
             }
             Err(error) => Err(unavailable(error)),
+        }
+    }
+}
+
+impl Keychain {
+    /// The values of `did`'s secrets, kept beside its session.
+    pub fn secret_values(&self, did: &str) -> SecretValues {
+        SecretValues {
+            keychain: self.clone(),
+            prefix: format!("secret:{did}:"),
+        }
+    }
+}
+
+/// The values of one account's secrets: one keychain entry each (user `secret:<did>:<entry>`).
+/// Reading is the market's (as its [`SecretVault`]); writing and removing the owner's.
+#[derive(Debug, Clone)]
+pub struct SecretValues {
+    keychain: Keychain,
+    prefix: String,
+}
+
+impl SecretValues {
+    fn entry(&self, entry: &str) -> Result<Entry, KeychainError> {
+        let user = format!("{}{entry}", self.prefix);
+        Entry::new_in_store(&self.keychain.store, &self.keychain.service, &user)
+            .map_err(unavailable)
+    }
+
+    /// Keeps `value` under `entry`, replacing what was there.
+    pub fn write(&self, entry: &str, value: &SecretValue) -> Result<(), KeychainError> {
+        self.entry(entry)?
+            .set_secret(value.expose())
+            .map_err(unavailable)
+    }
+
+    /// Forgets the value under `entry`; forgetting nothing succeeds.
+    pub fn remove(&self, entry: &str) -> Result<(), KeychainError> {
+        match self.entry(entry)?.delete_credential() {
+            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
+            Err(error) => Err(unavailable(error)),
+        }
+    }
+}
+
+impl SecretVault for SecretValues {
+    fn read(&self, entry: &str) -> Result<Option<SecretValue>, String> {
+        match self
+            .entry(entry)
+            .map_err(|error| error.to_string())?
+            .get_secret()
+        {
+            Ok(bytes) => Ok(Some(SecretValue::new(bytes))),
+            Err(keyring_core::Error::NoEntry) => Ok(None),
+            Err(error) => Err(unavailable(error).to_string()),
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::infra::{Contract, DeploymentKind};
 use crate::name::Name;
 use crate::retry::Backoff;
 use crate::rollup::ContractPhase;
-use crate::secret::SecretRef;
+use crate::secret::{SecretRef, SecretsStatus};
 use crate::timestamp::Timestamp;
 
 /// The deployment a ComputeContract belongs to.
@@ -193,6 +193,13 @@ pub struct ComputeContractStatus {
     /// 0 once a step succeeds. The wait before the next try grows with it ([`FLOW_RETRY`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// What the guest has of its secrets: its key and each secret sealed to it.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub secrets: SecretsStatus,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// The waits between market steps that failed for now: core's retry rule from 3 s (the
@@ -226,6 +233,8 @@ pub enum Waiting {
     Guest,
     /// The release was sent; not confirmed yet.
     Release,
+    /// The guest runs; secrets wait to be sealed to its key and delivered.
+    Secrets,
 }
 
 impl fmt::Display for Waiting {
@@ -235,6 +244,7 @@ impl fmt::Display for Waiting {
             Self::Winner => "waiting for the winning bid to be accepted",
             Self::Guest => "waiting for the guest to be ready",
             Self::Release => "waiting for the release to be confirmed",
+            Self::Secrets => "waiting to seal its secrets to the guest's key",
         })
     }
 }
@@ -248,6 +258,7 @@ impl ComputeContractStatus {
             ComputePhase::Requesting if self.bids.is_empty() => Some(Waiting::Bids),
             ComputePhase::Requesting => Some(Waiting::Winner),
             ComputePhase::Releasing => Some(Waiting::Release),
+            ComputePhase::Deployed if self.secrets.pending > 0 => Some(Waiting::Secrets),
             ComputePhase::Deployed | ComputePhase::Released | ComputePhase::Failed => None,
         }
     }

@@ -352,6 +352,7 @@ mod tests {
             name: "token".into(),
             keychain_entry: "swdesk/token".into(),
             contracts: vec![],
+            version: 1,
         };
         assert_eq!(pulled.secrets, vec![token]);
         assert_eq!(pulled.cluster_ref, spec().cluster_ref);

@@ -7,7 +7,8 @@
 //! [`collector`] (the answers to an RFP while its window is open), [`guest`] (the guest's
 //! events about our receipt), [`keys`] (the attestation key published in the owner's repo, and
 //! bidders' keys checked against theirs), [`peers`] (the port to the other parties and its HTTP adapter),
-//! [`service_ref`] (service references in both dialects: `did:…#id` and plain URLs),
+//! [`sealing`] (a guest's key and secrets sealed to it), [`service_ref`] (service references
+//! in both dialects: `did:…#id` and plain URLs),
 //! [`status`] (the contract status a flow shows).
 //!
 //! Invariants: every decision is core's (`swdesk_core::auction`); this crate only does what
@@ -18,6 +19,7 @@ pub mod guest;
 pub mod keys;
 pub mod peers;
 pub mod requester;
+pub mod sealing;
 pub mod service_ref;
 pub mod status;
 

@@ -38,6 +38,7 @@ use swdesk_core::compute::{
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
 use swdesk_core::rkey::Rkey;
+use swdesk_core::secret::SecretVault;
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::Record;
@@ -57,6 +58,8 @@ use crate::guest::{Reported, about_receipt};
 use crate::keys;
 use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
+
+mod deliver;
 
 /// The fragment of a bidder's market service when its offering names none.
 pub const MARKET_SERVICE: &str = "#temp_market";
@@ -112,6 +115,15 @@ enum Stop {
     Fail(String),
 }
 
+impl Stop {
+    /// Why, whichever it is (for what is retried at the next look either way).
+    fn into_text(self) -> String {
+        match self {
+            Self::Retry(why) | Self::Fail(why) => why,
+        }
+    }
+}
+
 impl From<RepoError> for Stop {
     fn from(error: RepoError) -> Self {
         if error.is_transient() {
@@ -143,6 +155,8 @@ pub struct RequesterMarket<R, P> {
     collector: Collector,
     /// Set once the owner's repo is known to publish `key` (see [`crate::keys`]).
     key_published: tokio::sync::OnceCell<()>,
+    /// Where the values of secrets sealed to guests are read; none: secrets wait.
+    vault: Option<Arc<dyn SecretVault>>,
 }
 
 impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
@@ -201,7 +215,14 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             settings,
             collector: Collector::default(),
             key_published: tokio::sync::OnceCell::new(),
+            vault: None,
         }
+    }
+
+    /// The same market reading secret values from `vault` (the OS keychain in the app).
+    pub fn with_vault(mut self, vault: Arc<dyn SecretVault>) -> Self {
+        self.vault = Some(vault);
+        self
     }
 
     /// The same market with other `settings`.
@@ -239,9 +260,14 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 for outcome in outcomes {
                     next = next.apply(outcome).map_err(invalid)?;
                 }
+                let held = next.held().cloned();
                 let mut status = project(before, next, None);
                 status.add_guest_events(events);
                 status.add_refused_bids(refused);
+                if let Some(held) = held.filter(|_| status.phase == ComputePhase::Deployed) {
+                    self.deliver_secrets(contract, &held, &mut status.secrets)
+                        .await;
+                }
                 Ok(status)
             }
             Err(Stop::Retry(problem)) => Ok(project(before, flow, Some(problem))),
@@ -347,7 +373,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                     ..
                 },
             ) => {
-                let value = record_value(&records::release_event(held, delete))?;
+                let value = record_value(&records::event_about(held, delete))?;
                 (event::NSID, value, *requested_at, true)
             }
             (role, _) => {

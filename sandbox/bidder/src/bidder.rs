@@ -34,6 +34,7 @@ pub struct Bidder {
     pub(crate) resolver: Resolver,
     pub(crate) ledger: Ledger,
     pub(crate) boot_step: std::time::Duration,
+    pub(crate) guest_keys: crate::secrets::GuestKeys,
     behaviour: Mutex<Behaviour>,
     clock_skew_seconds: i64,
 }
@@ -55,6 +56,7 @@ impl Bidder {
             resolver: Resolver::new(config.identity.clone(), Outbound::new(policy)),
             ledger: Ledger::default(),
             boot_step: config.boot_step,
+            guest_keys: Default::default(),
             behaviour: Mutex::new(config.behaviour),
             clock_skew_seconds: config.clock_skew_seconds,
         }

@@ -2,16 +2,19 @@
 //!
 //! Boot: one `boot_step` after the receipt the bidder writes `compute.events.vm.started` and a
 //! signed `market.event {receipt, payload}` carrying it, one more step later
-//! `compute.events.vm.onNetwork {address}` and its `market.event`, all in its own repo; when
+//! `compute.events.vm.onNetwork {address}` and its `market.event`, then the guest's key for its
+//! secrets ([`crate::secrets`]), all in its own repo; when
 //! the accept named a `submitEvent` service of the requester, each `market.event` is also sent
 //! there (`market.submitEvent {uri, cid, record}`). Told to fail after accept, the guest goes
 //! to `Failed` at the first step and reports nothing.
 //!
-//! Release, `market.submitEvent {uri, cid, record}`: the caller's token names the event's
-//! author; the `market.event` must be in the caller's repo at that CID, signed, about one of the
-//! bidder's receipts, and carry a `compute.events.vm.delete` of the same author. Only the
-//! author of the receipt's accept may release: another account is refused with `Forbidden`
-//! (403). Then the guest is torn down (a second release of it is answered `ok` again).
+//! `market.submitEvent {uri, cid, record}`: the caller's token names the event's author; the
+//! `market.event` must be in the caller's repo at that CID, signed, about one of the bidder's
+//! receipts, and carry a `compute.events.vm.delete` (a release) or a
+//! `computer.socialweb.secret.sealed` (a secret for the guest) of the same author. Only the
+//! author of the receipt's accept may act on its guest: another account is refused with
+//! `Forbidden` (403). A release tears the guest down (a second release of it is answered `ok`
+//! again); a sealed secret is opened by the guest.
 
 use std::sync::Arc;
 
@@ -21,6 +24,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
     delete, on_network, started,
 };
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
+use swdesk_lexicon::computer::socialweb::secret::sealed;
 
 use crate::bidder::{Bidder, now_rfc3339, strong_json};
 use crate::records::{check_attested, fetch, parts, strong_ref};
@@ -52,6 +56,7 @@ pub fn boot(bidder: Arc<Bidder>, receipt: StrongRef, requester_events: Option<St
                 return;
             }
         }
+        crate::secrets::publish_key(&bidder, &receipt, requester_events.as_deref()).await;
     });
 }
 
@@ -80,12 +85,7 @@ async fn report(
             json!({"$type": on_network::NSID, "address": guest.address, "createdAt": now_rfc3339()}),
         ),
     };
-    let written = async {
-        let payload = bidder.write(collection, &payload).await?;
-        let record = json!({"$type": event::NSID, "receipt": strong_json(receipt), "payload": strong_json(&payload), "signatures": []});
-        bidder.write_signed(event::NSID, &record).await
-    };
-    let (event_ref, record) = match written.await {
+    let (event_ref, record) = match write_event(bidder, receipt, collection, &payload).await {
         Ok(written) => written,
         Err(refusal) => {
             tracing::warn!(receipt = %receipt.uri, error = %refusal.message, "a guest event cannot be written");
@@ -100,19 +100,43 @@ async fn report(
     {
         return false;
     }
-    if let Some(service) = requester_events {
-        let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
-        if let Err(error) = bidder
-            .call_service(service, submit_event::NSID, &body)
-            .await
-        {
-            tracing::warn!(%service, %error, "submitEvent to the requester failed");
-        }
-    }
+    tell_requester(bidder, requester_events, &event_ref, &record).await;
     true
 }
 
-/// Answers `submitEvent` from `issuer`: the release of a guest.
+/// Writes `payload` in `collection` of the bidder's repo and the signed `market.event` about
+/// `receipt` that carries it.
+pub(crate) async fn write_event(
+    bidder: &Bidder,
+    receipt: &StrongRef,
+    collection: &str,
+    payload: &serde_json::Value,
+) -> Result<(StrongRef, serde_json::Value), Refusal> {
+    let payload = bidder.write(collection, payload).await?;
+    let record = json!({"$type": event::NSID, "receipt": strong_json(receipt), "payload": strong_json(&payload), "signatures": []});
+    bidder.write_signed(event::NSID, &record).await
+}
+
+/// Sends the event to the requester's `submitEvent` service, when the accept named one.
+pub(crate) async fn tell_requester(
+    bidder: &Bidder,
+    requester_events: Option<&str>,
+    event_ref: &StrongRef,
+    record: &serde_json::Value,
+) {
+    let Some(service) = requester_events else {
+        return;
+    };
+    let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
+    if let Err(error) = bidder
+        .call_service(service, submit_event::NSID, &body)
+        .await
+    {
+        tracing::warn!(%service, %error, "submitEvent to the requester failed");
+    }
+}
+
+/// Answers `submitEvent` from `issuer`: the release of a guest, or a secret sealed to it.
 pub async fn submit_event(
     bidder: &Bidder,
     issuer: &str,
@@ -147,21 +171,26 @@ pub async fn submit_event(
         })?;
     let payload = strong_ref(&fetched.value, "payload")?;
     let (payload_author, payload_nsid, _) = parts(&payload.uri)?;
-    if payload_nsid != delete::NSID {
+    if payload_nsid != delete::NSID && payload_nsid != sealed::NSID {
         return Err(Refusal::invalid(format!(
-            "this bidder acts on {} events only, not {payload_nsid}",
-            delete::NSID
+            "this bidder acts on {} and {} events only, not {payload_nsid}",
+            delete::NSID,
+            sealed::NSID
         )));
     }
     if author != guest.accept_author || payload_author != author {
         return Err(Refusal::forbidden(format!(
-            "only the author of the accept ({}) may release this guest",
+            "only the author of the accept ({}) may act on this guest",
             guest.accept_author
         )));
     }
-    fetch(&bidder.resolver, &payload).await?;
-    bidder.ledger.tear_down(&receipt, &reference);
-    tracing::info!(receipt = %receipt.uri, "the simulated guest is torn down");
+    let fetched_payload = fetch(&bidder.resolver, &payload).await?;
+    if payload_nsid == sealed::NSID {
+        crate::secrets::open(bidder, &guest, &fetched_payload.value)?;
+    } else {
+        bidder.ledger.tear_down(&receipt, &reference);
+        tracing::info!(receipt = %receipt.uri, "the simulated guest is torn down");
+    }
     Ok(submit_event::Output {
         ok: true,
         extra: Map::new(),

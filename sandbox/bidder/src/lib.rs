@@ -16,12 +16,12 @@
 //! [`account`] (its PDS session), [`records`] (reading records by strong reference),
 //! [`bidder`] (the shared state), [`bidding`] (`submitRfp`, free and paid terms), [`settlement`]
 //! (the free grant, `submitAccept`, the receipt), [`guest`] (the simulated guest,
-//! `submitEvent`), [`state`] (what it remembers, readable by tests), [`routes`] (including the
+//! `submitEvent`), [`secrets`] (the guest's key and the sealed secrets it opens), [`state`] (what it remembers, readable by tests), [`routes`] (including the
 //! `402` payment endpoint).
 //!
 //! Invariants: every market method authenticates before it reads input; a record is acted on
 //! only when its author is the party the protocol names and it stands at the CID given; only
-//! the author of an accept releases its guest; only a bid with free terms is granted and
+//! the author of an accept releases its guest or sends it secrets; only a bid with free terms is granted and
 //! accepted; no token, password or key is logged.
 
 pub mod account;
@@ -33,6 +33,7 @@ pub mod did;
 pub mod guest;
 pub mod records;
 pub mod routes;
+pub mod secrets;
 pub mod settlement;
 pub mod state;
 pub mod xrpc;
@@ -48,7 +49,7 @@ use swdesk_sandbox_peer::{BindError, Loopback, Serving};
 use url::Url;
 
 pub use config::{Behaviour, BidderAccount, Config};
-pub use state::{GuestPhase, Snapshot};
+pub use state::{GuestPhase, Opened, Snapshot};
 
 /// Why the bidder did not start.
 #[derive(Debug, thiserror::Error)]

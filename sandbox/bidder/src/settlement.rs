@@ -226,6 +226,8 @@ fn new_guest(bidder: &Bidder, receipt: &StrongRef, accept: &Fetched, made: &BidM
         events: Vec::new(),
         released_by: None,
         address: format!("192.0.2.{number}"),
+        key: None,
+        opened: Vec::new(),
     }
 }
 

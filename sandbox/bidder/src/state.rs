@@ -89,6 +89,21 @@ pub struct Guest {
     pub released_by: Option<StrongRef>,
     /// The simulated address it reports on the network.
     pub address: String,
+    /// The age recipient of the key it published for its secrets, once on the network.
+    pub key: Option<String>,
+    /// The secrets it opened, in arrival order.
+    pub opened: Vec<Opened>,
+}
+
+/// A secret the guest opened: what it knows it by and a hash of the value, never the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// The secret's name.
+    pub name: String,
+    /// Its version.
+    pub version: i64,
+    /// The SHA-256 of the value opened, in hex.
+    pub sha256: String,
 }
 
 /// Everything the bidder remembers, at one moment.
@@ -229,17 +244,33 @@ impl Ledger {
         true
     }
 
-    /// Tears the guest of `receipt` down, released by `event`.
-    pub fn tear_down(&self, receipt: &StrongRef, event: &StrongRef) {
+    /// Gives the guest of `receipt` the key it published.
+    pub fn set_key(&self, receipt: &StrongRef, recipient: String) {
+        self.with_guest(receipt, |guest| guest.key = Some(recipient));
+    }
+
+    /// Notes a secret the guest of `receipt` opened.
+    pub fn note_opened(&self, receipt: &StrongRef, opened: Opened) {
+        self.with_guest(receipt, |guest| guest.opened.push(opened));
+    }
+
+    fn with_guest(&self, receipt: &StrongRef, change: impl FnOnce(&mut Guest)) {
         let mut inner = self.lock();
         if let Some(guest) = inner
             .guests
             .iter_mut()
             .find(|guest| &guest.receipt == receipt)
         {
+            change(guest);
+        }
+    }
+
+    /// Tears the guest of `receipt` down, released by `event`.
+    pub fn tear_down(&self, receipt: &StrongRef, event: &StrongRef) {
+        self.with_guest(receipt, |guest| {
             guest.phase = GuestPhase::TornDown;
             guest.released_by.get_or_insert_with(|| event.clone());
-        }
+        });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
@@ -270,6 +301,8 @@ mod tests {
             events: Vec::new(),
             released_by: None,
             address: "192.0.2.1".into(),
+            key: None,
+            opened: Vec::new(),
         }
     }
 

@@ -16,4 +16,4 @@ pub mod pds;
 pub use authorize::{Decision, authorize};
 pub use fault_proxy::{Fault, FaultProxy, Hold};
 pub use market_peer::{MarketPeerError, PublicMarketPeer, RequesterResult};
-pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage};
+pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage, holds_bytes};

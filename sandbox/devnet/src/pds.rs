@@ -103,6 +103,8 @@ pub enum SandboxPdsError {
     BadEnvironment(serde_json::Error),
     #[error("creating account {handle} failed: {message}")]
     CreateAccount { handle: String, message: String },
+    #[error("reading the repo of {did} failed: {message}")]
+    ReadRepo { did: String, message: String },
     #[error("reading the harness's output failed: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -281,6 +283,36 @@ impl SandboxPds {
             password,
         })
     }
+
+    /// The whole repo of `did` as the PDS serves it (`com.atproto.sync.getRepo`: a CAR of
+    /// every record and commit), for tests that look for bytes that must not be there.
+    pub async fn repo_bytes(&self, did: &str) -> Result<Vec<u8>, SandboxPdsError> {
+        let url = format!("{}/xrpc/com.atproto.sync.getRepo", self.info.pds_url);
+        let failed = |message: String| SandboxPdsError::ReadRepo {
+            did: did.to_owned(),
+            message,
+        };
+        let response = self
+            .http
+            .get(url)
+            .query(&[("did", did)])
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(failed(response.status().to_string()));
+        }
+        let bytes = response.bytes().await.map_err(|e| failed(e.to_string()))?;
+        Ok(bytes.to_vec())
+    }
+}
+
+/// Whether `needle` occurs in `haystack`: a value looked for in a repo, a file, a log.
+pub fn holds_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty()
+        && haystack
+            .windows(needle.len())
+            .any(|window| window == needle)
 }
 
 /// Process id, a per-process counter and the clock: unique among concurrent test processes.

@@ -13,6 +13,7 @@ mod faults;
 mod killed;
 mod market;
 mod offline;
+mod secrets;
 mod session;
 mod soak;
 mod support;

@@ -8,7 +8,6 @@ use serde_json::json;
 use swdesk_api::controller::{AccountController, MarketAccess};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::oauth::Secret;
 use swdesk_controller::kinds::deployment::{CONFLICT, SYNCED};
 use swdesk_core::infra::{ContractState, InfraSpec};
 use swdesk_core::object::{Metadata, Object};
@@ -16,11 +15,9 @@ use swdesk_core::rollup::ContractPhase;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::OfferingSource;
 use swdesk_net::Outbound;
-use swdesk_sandbox_bidder::{BidderAccount, Config};
-use url::Url;
 
 use crate::session::{network, signed_in};
-use crate::support::{edit_infra, eventually, infra};
+use crate::support::{edit_infra, eventually, infra, sandbox_bidder};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deployment_stays_in_sync_while_its_contract_deploys() {
@@ -37,23 +34,14 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
     let (pds, network, store) = network("market").await;
     let account = pds.create_account("mkt").await.unwrap();
     let (_signed, agent, _) = signed_in(&network, &store, &account).await;
-    let bidder_account = pds.create_account("mktbid").await.unwrap();
     let identity = network.oauth.identity.clone();
-    let bidder = swdesk_sandbox_bidder::start(Config::new(
-        identity.clone(),
-        BidderAccount {
-            pds_url: Url::parse(&pds.info().pds_url).unwrap(),
-            identifier: bidder_account.did.clone(),
-            password: Secret::new(bidder_account.password.clone()),
-        },
-    ))
-    .await
-    .unwrap();
+    let bidder = sandbox_bidder(&pds, &identity, "mktbid").await;
     let policy = identity.net_policy().with_loopback_service(&bidder.url);
     let resolver = Resolver::new(identity, Outbound::new(policy));
     let market = MarketAccess {
         offerings: OfferingSource::Repos(vec![bidder.account.clone()]),
         key: AttestationKey::generate(Curve::P256),
+        vault: None,
     };
     let data = tempfile::tempdir().unwrap();
     let controller = AccountController::start_on_market(

@@ -1,5 +1,6 @@
 //! What the controller tests share: a quick engine configuration, deployments made in a
-//! controller's store, waiting for something to happen, and reading records as anyone can.
+//! controller's store, a sandbox bidder with an account of its own, waiting for something to
+//! happen, and reading records as anyone can.
 
 use std::time::Duration;
 
@@ -172,4 +173,24 @@ pub fn sync_state(
     let object = infra(controller.store(), name)?;
     let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
     Some((synced.status, synced.reason.clone(), synced.message.clone()))
+}
+
+/// A sandbox bidder on loopback with a fresh account (its handle starting with `prefix`) on
+/// `pds`, resolving identities as `identity` says.
+pub async fn sandbox_bidder(
+    pds: &SandboxPds,
+    identity: &swdesk_atproto::identity::IdentityConfig,
+    prefix: &str,
+) -> swdesk_sandbox_bidder::RunningBidder {
+    let account = pds.create_account(prefix).await.unwrap();
+    swdesk_sandbox_bidder::start(swdesk_sandbox_bidder::Config::new(
+        identity.clone(),
+        swdesk_sandbox_bidder::BidderAccount {
+            pds_url: url::Url::parse(&pds.info().pds_url).unwrap(),
+            identifier: account.did,
+            password: swdesk_atproto::oauth::Secret::new(account.password),
+        },
+    ))
+    .await
+    .unwrap()
 }

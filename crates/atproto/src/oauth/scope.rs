@@ -15,6 +15,7 @@ pub const WRITTEN_COLLECTIONS: &[&str] = &[
     "com.publicdomainrelay.temp.market.accepts.free",
     "com.publicdomainrelay.temp.market.event",
     "com.publicdomainrelay.temp.market.badgeBlueKey",
+    "computer.socialweb.secret.sealed",
 ];
 
 /// Methods the app calls at other services with service auth (`getServiceAuth` `lxm`).

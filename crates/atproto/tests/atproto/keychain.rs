@@ -64,3 +64,28 @@ fn an_accounts_attestation_key_is_made_once_and_kept_in_the_os_keychain() {
     let other = store.attestation_key("did:plc:attestation-b").unwrap();
     assert_ne!(first.did_key(), other.did_key(), "each account has its own");
 }
+
+#[test]
+fn a_secret_value_is_kept_per_account_read_replaced_and_forgotten_in_the_os_keychain() {
+    use swdesk_core::secret::{SecretValue, SecretVault};
+
+    let store = keychain("secret-values");
+    let mine = store.secret_values("did:plc:secrets-a");
+    let theirs = store.secret_values("did:plc:secrets-b");
+    let entry = "secret/Infra/web/db-password";
+    assert_eq!(mine.read(entry).unwrap(), None);
+    mine.write(entry, &SecretValue::new(b"first".to_vec()))
+        .unwrap();
+    assert_eq!(mine.read(entry).unwrap().unwrap().expose(), b"first");
+    assert_eq!(
+        theirs.read(entry).unwrap(),
+        None,
+        "each account has its own"
+    );
+    mine.write(entry, &SecretValue::new(b"second".to_vec()))
+        .unwrap();
+    assert_eq!(mine.read(entry).unwrap().unwrap().expose(), b"second");
+    mine.remove(entry).unwrap();
+    assert_eq!(mine.read(entry).unwrap(), None);
+    mine.remove(entry).expect("forgetting nothing succeeds");
+}

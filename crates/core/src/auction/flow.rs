@@ -213,6 +213,10 @@ pub enum RecordRole {
     Delete = 6,
     /// `market.event`.
     Event = 7,
+    /// `computer.socialweb.secret.sealed`, a secret sealed to the guest.
+    SealedSecret = 8,
+    /// The `market.event` that delivers a sealed secret.
+    SecretEvent = 9,
 }
 
 /// What the adapter does next.

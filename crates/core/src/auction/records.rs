@@ -1,6 +1,8 @@
 //! The records the requester writes after the auction, built from what the flow persisted:
-//! the acceptance of free terms (`market.accepts.free`), the accept (`market.accept`), and the
-//! release (`compute.events.vm.delete` and the `market.event` that carries it).
+//! the acceptance of free terms (`market.accepts.free`), the accept (`market.accept`), the
+//! release (`compute.events.vm.delete`), a secret sealed to the guest
+//! (`computer.socialweb.secret.sealed`), and the `market.event` that carries either to the
+//! provider.
 //!
 //! Invariants: every record comes out unsigned (`signatures` empty; the adapter signs it) and
 //! validates against our lexicons and the public ones; its references are exactly the strong
@@ -12,9 +14,13 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::accept::Accept;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::accepts::free::Free as FreeAccept;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::event::Event;
 
+use swdesk_lexicon::Bytes;
+use swdesk_lexicon::computer::socialweb::secret::sealed::Sealed;
+
 use super::flow::{Held, Won};
 use super::request::lexicon_ref;
 use crate::compute::StrongRef;
+use crate::secret::SecretRef;
 use crate::timestamp::Timestamp;
 
 /// The `reason` of a release asked by the owner.
@@ -52,11 +58,31 @@ pub fn delete_event(requested_at: Timestamp) -> Delete {
     }
 }
 
-/// The market event that carries the delete event to the provider of `held`.
-pub fn release_event(held: &Held, delete: &StrongRef) -> Event {
+/// A secret's ciphertext sealed to `recipient`, the guest of `held`, at `at`.
+pub fn sealed_secret(
+    held: &Held,
+    recipient: &str,
+    secret: &SecretRef,
+    ciphertext: Vec<u8>,
+    at: Timestamp,
+) -> Sealed {
+    Sealed {
+        receipt: lexicon_ref(&held.receipt),
+        recipient: recipient.to_owned(),
+        name: secret.name.clone(),
+        version: i64::from(secret.version),
+        ciphertext: Bytes(ciphertext),
+        created_at: at.to_rfc3339(),
+        extra: Map::new(),
+    }
+}
+
+/// The market event that carries `payload` (a delete event, a sealed secret) to the provider
+/// of `held`.
+pub fn event_about(held: &Held, payload: &StrongRef) -> Event {
     Event {
         receipt: lexicon_ref(&held.receipt),
-        payload: lexicon_ref(delete),
+        payload: lexicon_ref(payload),
         signatures: Vec::new(),
         extra: Map::new(),
     }
@@ -141,7 +167,7 @@ mod tests {
         assert_eq!(delete.created_at, "2026-12-03T11:00:00.000Z");
         assert_eq!(problems(&delete), vec![]);
         let delete_ref = strong(OWNER, "compute.events.vm.delete");
-        let event = release_event(&held, &delete_ref);
+        let event = event_about(&held, &delete_ref);
         assert_eq!(event.receipt.uri, held.receipt.uri);
         assert_eq!(event.payload.uri, delete_ref.uri);
         assert_eq!(problems(&event), vec![]);

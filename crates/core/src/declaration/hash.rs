@@ -207,6 +207,7 @@ mod tests {
             name: "token".into(),
             keychain_entry: "k".into(),
             contracts: vec![],
+            version: 1,
         });
         local.record.sync = crate::sync::SyncMode::Publish;
         let plain_hash = Declaration::of_spec(&plain).hash().unwrap();

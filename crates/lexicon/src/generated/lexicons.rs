@@ -177,6 +177,14 @@ pub(crate) const LEXICONS: &[(&str, &str)] = &[
         ),
     ),
     (
+        "computer.socialweb.secret.guestKey",
+        include_str!("../../../../lexicons/computer/socialweb/secret/guestKey.json"),
+    ),
+    (
+        "computer.socialweb.secret.sealed",
+        include_str!("../../../../lexicons/computer/socialweb/secret/sealed.json"),
+    ),
+    (
         "network.attested.signature",
         include_str!("../../../../lexicons/network/attested/signature.json"),
     ),

@@ -8,4 +8,5 @@ mod hostile;
 mod lifecycle;
 mod public_peer;
 mod restart;
+mod secrets;
 mod support;

@@ -214,9 +214,10 @@ pub async fn drive_with<'a>(
     while !done(&contract.status) {
         assert!(
             Instant::now() < deadline,
-            "timed out; the contract is at {:?}: {:?}",
+            "timed out; the contract is at {:?}: {:?}; its secrets: {:?}",
             contract.status.phase,
-            contract.status.message
+            contract.status.message,
+            contract.status.secrets
         );
         let status = markets()
             .advance(contract, SystemClock.now())

@@ -1,6 +1,6 @@
 //! The bidder calling the requester back: an RFP naming a `submitBid` service gets its bid
 //! there (not in the `submitRfp` answer), and an accept naming a `submitEvent` service gets the
-//! guest's `vm.started` and `vm.onNetwork` events there, each call carrying a service-auth
+//! guest's `vm.started`, `vm.onNetwork` and key events there, each call carrying a service-auth
 //! token the bidder's PDS minted for that service and method. The requester's service is a
 //! small loopback server of this test with its own `did:web` document, verifying every token
 //! with `swdesk_atproto::service_auth::verify`.
@@ -19,6 +19,7 @@ use swdesk_atproto::service_auth::verify;
 use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{on_network, started};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{submit_bid, submit_event, submit_rfp};
+use swdesk_lexicon::computer::socialweb::secret::guest_key;
 use swdesk_sandbox_bidder::{Behaviour, GuestPhase};
 
 use crate::release::settled;
@@ -144,9 +145,9 @@ async fn the_bidder_sends_its_bid_to_submit_bid_and_the_guest_events_to_submit_e
 
     let events_service = format!("{}#compute_event", peer.did);
     let held = settled(&requester, &bidder, rfp, bid, Some(&events_service)).await;
-    let events = eventually("two submitEvent calls", || {
+    let events = eventually("three submitEvent calls", || {
         let events = peer.received(submit_event::NSID);
-        (events.len() == 2).then_some(events)
+        (events.len() == 3).then_some(events)
     })
     .await;
     let payloads: Vec<&str> = events
@@ -165,7 +166,7 @@ async fn the_bidder_sends_its_bid_to_submit_bid_and_the_guest_events_to_submit_e
                 .unwrap()
         })
         .collect();
-    assert_eq!(payloads, [started::NSID, on_network::NSID]);
+    assert_eq!(payloads, [started::NSID, on_network::NSID, guest_key::NSID]);
     assert_eq!(
         bidder.state().guest(&held.receipt.uri).unwrap().phase,
         GuestPhase::OnNetwork

@@ -1,7 +1,8 @@
 //! `submitAccept` and `submitEvent`: a settled accept gets a receipt that verifies under the
-//! requester's own rules (`core::auction::receipt`), the guest starts and reports itself; the
-//! accept's author releases it; a release signed by another account, or an accept by someone
-//! other than the RFP's author, is refused; the fail-after-accept control.
+//! requester's own rules (`core::auction::receipt`), the guest starts, reports itself and
+//! publishes its key; the accept's author releases it or sends it a sealed secret it opens; a
+//! release or a secret from another account, a secret sealed to another key, or an accept by
+//! someone other than the RFP's author, is refused; the fail-after-accept control.
 
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::is_signed_by;
@@ -14,7 +15,8 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::receipts::free::Free a
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     event, receipt, receipts, submit_accept, submit_event, submit_rfp,
 };
-use swdesk_sandbox_bidder::{Behaviour, GuestPhase, RunningBidder};
+use swdesk_lexicon::computer::socialweb::secret::guest_key;
+use swdesk_sandbox_bidder::{Behaviour, GuestPhase, Opened, RunningBidder};
 
 use crate::support::{
     Requester, Sandbox, assert_valid, eventually, get_record, list_records, sandbox,
@@ -149,6 +151,10 @@ async fn running(sandbox: &Sandbox) -> (RunningBidder, Requester, Held) {
     let requester = sandbox.requester("owner").await;
     let held = held(&requester, &bidder).await;
     phase_reaches(&bidder, &held.receipt, GuestPhase::OnNetwork).await;
+    eventually("the guest's key", || {
+        bidder.state().guest(&held.receipt.uri)?.key.clone()
+    })
+    .await;
     (bidder, requester, held)
 }
 
@@ -186,7 +192,11 @@ async fn an_accept_gets_a_verified_receipt_and_the_guest_reports_started_then_on
         payloads.push(payload.split('/').nth(3).unwrap().to_owned());
     }
     payloads.sort();
-    assert_eq!(payloads, [on_network::NSID, started::NSID]);
+    assert_eq!(payloads, [on_network::NSID, started::NSID, guest_key::NSID]);
+    let keys = list_records(&requester.resolver, &bidder.account, guest_key::NSID).await;
+    assert_valid(guest_key::NSID, &keys[0]["value"]);
+    assert_eq!(keys[0]["value"]["receipt"]["uri"], json!(held.receipt.uri));
+    assert_eq!(keys[0]["value"]["recipient"].as_str(), guest.key.as_deref());
     let on_network = list_records(&requester.resolver, &bidder.account, on_network::NSID).await;
     assert_eq!(on_network[0]["value"]["address"], json!(guest.address));
     assert_valid(on_network::NSID, &on_network[0]["value"]);
@@ -208,6 +218,60 @@ async fn the_accept_author_releases_the_guest_and_it_is_torn_down() {
     assert_eq!(guest.phase, GuestPhase::TornDown);
     assert!(guest.released_by.is_some());
     assert_eq!(state.running(), 0);
+}
+
+#[tokio::test]
+async fn a_sealed_secret_opens_only_from_the_accept_author_and_to_the_guests_own_key() {
+    let sandbox = sandbox().await;
+    let (bidder, owner, held) = running(&sandbox).await;
+    let guest_key = bidder
+        .state()
+        .guest(&held.receipt.uri)
+        .unwrap()
+        .key
+        .clone()
+        .unwrap();
+    let deliver = async |from: &Requester, recipient: &str, value: &[u8]| {
+        let (event, record) = from.sealed_event(&held.receipt, recipient, value).await;
+        let input = json!({"uri": event.uri, "cid": event.cid, "record": record});
+        from.call(&bidder, submit_event::NSID, &input).await
+    };
+
+    let mallory = sandbox.requester("mallory").await;
+    let answer = deliver(&mallory, &guest_key, b"from mallory").await;
+    assert_eq!(
+        (answer.status, answer.error()),
+        (403, "Forbidden"),
+        "{:?}",
+        answer.body
+    );
+    let stranger = age::x25519::Identity::generate().to_public().to_string();
+    let answer = deliver(&owner, &stranger, b"to another key").await;
+    assert_eq!(answer.status, 400, "{:?}", answer.body);
+    assert!(
+        answer.body.to_string().contains("another key"),
+        "{:?}",
+        answer.body
+    );
+    assert!(
+        bidder
+            .state()
+            .guest(&held.receipt.uri)
+            .unwrap()
+            .opened
+            .is_empty()
+    );
+
+    let answer = deliver(&owner, &guest_key, b"hunter2").await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    assert_eq!(
+        bidder.state().guest(&held.receipt.uri).unwrap().opened,
+        vec![Opened {
+            name: "db-password".into(),
+            version: 1,
+            sha256: "f52fbd32b2b3b86ff88ef6c490628285f482af15ddcb29541f94bcf526a3f6c7".into(),
+        }]
+    );
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, badge_blue_key, event, rfp,
 };
+use swdesk_lexicon::computer::socialweb::secret::sealed;
 use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
 use swdesk_sandbox_peer::sandbox_identity;
 
@@ -253,6 +254,30 @@ impl Requester {
     /// `request` authorized by the requester's session.
     fn pds_call(&self, request: RequestBuilder) -> RequestBuilder {
         request.bearer_auth(self.access.expose())
+    }
+
+    /// `value` sealed to `recipient` for the guest of `receipt` as `db-password` version 1, and
+    /// the signed `market.event` carrying it.
+    pub async fn sealed_event(
+        &self,
+        receipt: &StrongRef,
+        recipient: &str,
+        value: &[u8],
+    ) -> (StrongRef, Value) {
+        let to: age::x25519::Recipient = recipient.parse().unwrap();
+        let ciphertext = age::encrypt(&to, value).unwrap();
+        let sealed = json!({
+            "$type": sealed::NSID,
+            "receipt": strong(receipt),
+            "recipient": recipient,
+            "name": "db-password",
+            "version": 1,
+            "ciphertext": swdesk_lexicon::Bytes(ciphertext),
+            "createdAt": "2026-12-05T11:00:00.000Z",
+        });
+        let sealed = self.create(sealed::NSID, &sealed).await;
+        let record = json!({"$type": event::NSID, "receipt": strong(receipt), "payload": strong(&sealed), "signatures": []});
+        self.signed(event::NSID, &record).await
     }
 
     /// The release of `receipt`: a `vm.delete` and the signed `market.event` carrying it.

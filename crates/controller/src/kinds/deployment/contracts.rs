@@ -4,7 +4,8 @@
 //!
 //! Invariants: one ComputeContract per contract name, named `<deployment uid>-<contract>`
 //! cut to a DNS label; a ComputeContract is only ever changed through the lifecycle's action
-//! for its contract; the object's end releases every contract.
+//! for its contract, and its secrets follow its deployment's (a rotation reaches a running
+//! guest); the object's end releases every contract.
 
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec, DeploymentRef};
 use swdesk_core::infra::{Contract, ContractStatus};
@@ -13,6 +14,7 @@ use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object, OwnerRef, Uid};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::rollup::ContractPhase;
+use swdesk_core::secret::SecretRef;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_store::ObjectOf;
 
@@ -73,6 +75,11 @@ pub async fn converge<D: Deployment, R: RecordRepo + 'static>(
                 Some(at) => objects[at] = changed,
                 None => objects.push(changed),
             }
+        }
+        if let Some(at) = existing
+            && let Some(changed) = follow_secrets(context, object, &objects[at]).await?
+        {
+            objects[at] = changed;
         }
     }
     let statuses = object
@@ -148,12 +155,43 @@ fn new_compute_contract<D: Deployment>(
             },
             contract: contract_name,
             fields: contract.clone(),
-            secrets: object.spec.infra().secrets.clone(),
+            secrets: for_contract(&object.spec.infra().secrets, &contract.name),
             release: false,
             release_requested_at: None,
         },
         status: Default::default(),
     })
+}
+
+/// The secrets of `secrets` the guest of contract `name` receives.
+fn for_contract(secrets: &[SecretRef], name: &str) -> Vec<SecretRef> {
+    secrets
+        .iter()
+        .filter(|secret| secret.is_for(name))
+        .cloned()
+        .collect()
+}
+
+/// Gives `existing` the secrets its deployment now gives its contract, when they differ.
+async fn follow_secrets<D: Deployment, R: RecordRepo + 'static>(
+    context: &Context<R>,
+    object: &ObjectOf<D>,
+    existing: &ComputeContractObject,
+) -> Result<Option<ComputeContractObject>, ReconcileError> {
+    let wanted = for_contract(
+        &object.spec.infra().secrets,
+        existing.spec.contract.as_str(),
+    );
+    if wanted == existing.spec.secrets {
+        return Ok(None);
+    }
+    let mut changed = existing.clone();
+    changed.spec.secrets = wanted;
+    Ok(Some(
+        context
+            .store(move |store| store.replace::<ComputeContractSpec>(&changed))
+            .await?,
+    ))
 }
 
 /// The owner reference of an object the deployment controls (its contracts, its record).

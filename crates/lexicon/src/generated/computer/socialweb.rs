@@ -3,3 +3,4 @@
 pub mod ephemeral_infra;
 pub mod infra;
 pub mod k8s;
+pub mod secret;

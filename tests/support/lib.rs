@@ -93,6 +93,27 @@ pub const SANDBOX_ENV: &str = "SWDESK_SANDBOX";
 /// How long a step waits for what it expects before the test fails.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// Answers `true` when `arguments[0]` can take a click: in view, where it was 60 ms ago (a
+/// timer, not animation frames, which WebKit pauses in a window without focus), enabled, and
+/// the element hit at its centre; otherwise why not.
+const ACTIONABLE_SCRIPT: &str = r#"
+const [element, done] = arguments;
+element.scrollIntoView({block: 'center'});
+const box = () => JSON.stringify(element.getBoundingClientRect());
+const before = box();
+setTimeout(() => {
+  if (!element.isConnected) return done('it left the page');
+  if (box() !== before) return done('it is moving');
+  if (element.disabled) return done('it is disabled');
+  const r = element.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  if (!hit || !(hit === element || element.contains(hit))) {
+    return done('it is covered by ' + (hit ? hit.outerHTML.slice(0, 120) : 'nothing'));
+  }
+  done(true);
+}, 60);
+"#;
+
 /// The app under test, in its own window, with its own home.
 #[derive(Debug)]
 pub struct AppWindow {
@@ -270,23 +291,36 @@ impl AppWindow {
         Ok(self.find(css).await?.text().await?)
     }
 
+    /// Clicks the element once a person could: see [`Self::actionable`].
     pub async fn click(&self, css: &str) -> anyhow::Result<()> {
-        self.visible(css).await?.click().await?;
+        self.actionable(css).await?.click().await?;
         Ok(())
     }
 
-    /// Waits for the element and scrolls it into view, as a person would before using it
-    /// (WebKitWebDriver refuses to touch an element outside the view).
-    async fn visible(&self, css: &str) -> anyhow::Result<Element> {
-        let element = self.find(css).await?;
-        let argument = serde_json::to_value(&element)?;
-        self.client
-            .execute(
-                "arguments[0].scrollIntoView({block: 'center'});",
-                vec![argument],
-            )
-            .await?;
-        Ok(element)
+    /// Waits for the element, scrolls it into view (WebKitWebDriver refuses to touch an element
+    /// outside the view) and waits until it holds still, is enabled and is the topmost element
+    /// under its centre: the checks Playwright makes before a click. A click dispatched while a
+    /// line above the element appears or goes (a sync message, an error) lands on whatever moved
+    /// under the pointer, and the test fails later for a reason that is not the product's.
+    async fn actionable(&self, css: &str) -> anyhow::Result<Element> {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let element = self.find(css).await?;
+            let argument = serde_json::to_value(&element)?;
+            let answer = self
+                .client
+                .execute_async(ACTIONABLE_SCRIPT, vec![argument])
+                .await;
+            let why_not = match answer {
+                Ok(serde_json::Value::Bool(true)) => return Ok(element),
+                Ok(other) => other.to_string(),
+                Err(error) => error.to_string(),
+            };
+            if Instant::now() > deadline {
+                bail!("`{css}` never became clickable within {STEP_TIMEOUT:?}: {why_not}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Waits until the element's text contains `expected`; fails naming what it saw last.
@@ -404,7 +438,7 @@ impl AppWindow {
 
     /// Types `text` into the field matching the CSS selector, after clearing it.
     pub async fn type_into(&self, css: &str, text: &str) -> anyhow::Result<()> {
-        let field = self.visible(css).await?;
+        let field = self.actionable(css).await?;
         field.clear().await?;
         field.send_keys(text).await?;
         Ok(())

@@ -177,6 +177,51 @@ pub async fn set_contract(
         .await?)
 }
 
+/// Sets a deployment's secret to `value` for `contracts` (none: all): a new secret, or a
+/// rotation its guests get sealed afresh. The value goes to the keychain only.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_secret(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    secret: String,
+    value: String,
+    contracts: Vec<String>,
+) -> Result<(), CommandError> {
+    Ok(desk
+        .set_secret(kind.into(), self::name(&name)?, secret, value, contracts)
+        .await?)
+}
+
+/// Takes a secret off a deployment and forgets its value.
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_secret(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    secret: String,
+) -> Result<(), CommandError> {
+    Ok(desk
+        .remove_secret(kind.into(), self::name(&name)?, secret)
+        .await?)
+}
+
+/// A secret's value from the keychain, when the owner asks to see it.
+#[tauri::command]
+#[specta::specta]
+pub async fn reveal_secret(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+    secret: String,
+) -> Result<String, CommandError> {
+    Ok(desk
+        .reveal_secret(kind.into(), self::name(&name)?, secret)
+        .await?)
+}
+
 /// Ends a deployment: its contracts are released and its record stays, ended.
 #[tauri::command]
 #[specta::specta]

@@ -7,5 +7,6 @@ mod deployments;
 mod market;
 mod package;
 mod public_market;
+mod secrets;
 mod shell;
 mod sign_in;

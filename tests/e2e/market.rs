@@ -17,10 +17,10 @@ use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
 
 /// An auction takes the bid window (3 s here) and the guest's boot: about 10 s; generous under
 /// load.
-const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
+pub const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A sandbox bidder asking `cost` a guest (paid terms), or free terms when `None`.
-async fn bidder(pds: &SandboxPds, cost: Option<&str>) -> anyhow::Result<RunningBidder> {
+pub async fn bidder(pds: &SandboxPds, cost: Option<&str>) -> anyhow::Result<RunningBidder> {
     let account = BidderAccount::create(pds, "e2ebid").await?;
     let mut config = Config::new(sandbox_identity(pds)?, account);
     config.behaviour = Behaviour {
@@ -30,28 +30,31 @@ async fn bidder(pds: &SandboxPds, cost: Option<&str>) -> anyhow::Result<RunningB
     Ok(swdesk_sandbox_bidder::start(config).await?)
 }
 
+/// `env` with the sandbox's bidders set to `bidders`: their accounts and services.
+pub fn with_bidders(
+    env: Vec<(&'static str, String)>,
+    bidders: &[&RunningBidder],
+) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let accounts: Vec<&str> = bidders.iter().map(|b| b.account.as_str()).collect();
+    let services: Vec<&str> = bidders.iter().map(|b| b.did.as_str()).collect();
+    let env = with_sandbox_field(env, "bidderDids", json!(accounts))?;
+    with_sandbox_field(env, "bidderServices", json!(services))
+}
+
 #[tokio::test]
 async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_click_releases_it()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let owner = pds.create_account("e2emkt").await?;
     let (paid, free) = (bidder(&pds, Some("0.35")).await?, bidder(&pds, None).await?);
-    let bidders = json!([paid.account.clone(), free.account.clone()]);
-    let env = with_sandbox_field(sandbox_env(&pds, &owner)?, "bidderDids", bidders)?;
-    let services = json!([paid.did.clone(), free.did.clone()]);
-    let mut env = with_sandbox_field(env, "bidderServices", services)?;
+    let mut env = with_bidders(sandbox_env(&pds, &owner)?, &[&paid, &free])?;
     let pages = BrowserPages::new("market");
     env.push(pages.env());
     let mut window = AppWindow::open_with_env("market", &borrowed(&env)).await?;
     window.sign_in().await?;
 
-    window.declare_and_request_vm("rented").await?;
     window
-        .wait_for_exact_text(
-            "[data-contract='vm'] [data-testid='contract-phase']",
-            "Deployed",
-            MARKET_TIMEOUT,
-        )
+        .declare_and_deploy_vm("rented", MARKET_TIMEOUT)
         .await?;
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)

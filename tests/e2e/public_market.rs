@@ -30,13 +30,8 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     let mut window = AppWindow::open_with_env("public-market", &borrowed(&env)).await?;
     window.sign_in().await?;
 
-    window.declare_and_request_vm("stranger").await?;
     window
-        .wait_for_exact_text(
-            "[data-contract='vm'] [data-testid='contract-phase']",
-            "Deployed",
-            MARKET_TIMEOUT,
-        )
+        .declare_and_deploy_vm("stranger", MARKET_TIMEOUT)
         .await?;
     let contract = window.text_of("[data-contract='vm']").await?;
     assert!(

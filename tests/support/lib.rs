@@ -325,7 +325,17 @@ impl AppWindow {
 
     /// Waits until the element's text contains `expected`; fails naming what it saw last.
     pub async fn wait_for_text(&self, css: &str, expected: &str) -> anyhow::Result<String> {
-        let deadline = Instant::now() + STEP_TIMEOUT;
+        self.wait_for_text_within(css, expected, STEP_TIMEOUT).await
+    }
+
+    /// Waits up to `timeout` until the element's text contains `expected`.
+    pub async fn wait_for_text_within(
+        &self,
+        css: &str,
+        expected: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<String> {
+        let deadline = Instant::now() + timeout;
         loop {
             let seen = self.text_of(css).await.unwrap_or_default();
             if seen.contains(expected) {
@@ -379,6 +389,18 @@ impl AppWindow {
         self.client.perform_actions(keys).await?;
         self.client.release_actions().await?;
         Ok(())
+    }
+
+    /// [`Self::declare_and_request_vm`], then waits up to `timeout` until the contract is
+    /// Deployed.
+    pub async fn declare_and_deploy_vm(&self, name: &str, timeout: Duration) -> anyhow::Result<()> {
+        self.declare_and_request_vm(name).await?;
+        self.wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Deployed",
+            timeout,
+        )
+        .await
     }
 
     /// Declares the Infra `name` with one staged contract `vm` (a 3 s bid window) in the

@@ -321,9 +321,10 @@ impl AccountController {
     }
 }
 
-/// Turns every committed change of a deployment into its row, for the window. Changes that
-/// arrive together are read together, once per deployment; when the store's events were lost
-/// (this task fell behind), the window is told to list again instead.
+/// Turns every committed change of a deployment, or of a contract it owns (bids, the guest's
+/// events, its secrets), into the deployment's row, for the window. Changes that arrive
+/// together are read together, once per deployment; when the store's events were lost (this
+/// task fell behind), the window is told to list again instead.
 async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Sender<LiveEvent>) {
     let mut watch = store.watch();
     while let Some(batch) = ChangedDeployments::next(&mut watch).await {
@@ -333,8 +334,11 @@ async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Send
             continue;
         }
         let reader = Arc::clone(&store);
-        let read =
-            tokio::task::spawn_blocking(move || deployments::changes(&reader, &batch.changed));
+        let read = tokio::task::spawn_blocking(move || {
+            let mut changed = batch.changed;
+            changed.extend(deployments::owners_of_contracts(&reader, &batch.contracts)?);
+            deployments::changes(&reader, &changed)
+        });
         match read.await {
             Ok(Ok(changes)) => {
                 for change in changes {
@@ -351,6 +355,8 @@ async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Send
 #[derive(Debug, Default)]
 struct ChangedDeployments {
     changed: BTreeSet<(DeploymentKind, Name)>,
+    /// ComputeContracts changed: their deployments changed too.
+    contracts: BTreeSet<Name>,
     /// Events were lost: the changed set is incomplete.
     lost: bool,
 }
@@ -378,6 +384,8 @@ impl ChangedDeployments {
     fn add(&mut self, event: &StoreEvent) {
         if let Some(kind) = deployments::deployment_kind(event.kind) {
             self.changed.insert((kind, event.name.clone()));
+        } else if event.kind == Kind::ComputeContract {
+            self.contracts.insert(event.name.clone());
         }
     }
 }
@@ -516,6 +524,12 @@ mod tests {
                 (DeploymentKind::Infra, "web"),
                 (DeploymentKind::EphemeralInfra, "web"),
             ]
+        );
+        let contracts: Vec<&str> = batch.contracts.iter().map(Name::as_str).collect();
+        assert_eq!(
+            contracts,
+            ["web-vm"],
+            "read for the deployment that owns it"
         );
         assert!(!batch.lost);
         sender.send(event(Kind::Infra, "next")).expect("a receiver");

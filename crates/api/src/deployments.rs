@@ -747,6 +747,27 @@ fn change_with(
     })
 }
 
+/// The deployments that own the ComputeContracts `names` (those still in the store).
+pub fn owners_of_contracts<'a>(
+    store: &Store,
+    names: impl IntoIterator<Item = &'a Name>,
+) -> Result<Vec<(DeploymentKind, Name)>, StoreError> {
+    let mut owners = Vec::new();
+    for name in names {
+        let Some(contract) = store.get::<ComputeContractSpec>(name)? else {
+            continue;
+        };
+        owners.extend(
+            contract
+                .metadata
+                .owner_refs
+                .iter()
+                .filter_map(|owner| Some((deployment_kind(owner.kind)?, owner.name.clone()))),
+        );
+    }
+    Ok(owners)
+}
+
 /// The deployment kind of a store kind, if it is one.
 pub fn deployment_kind(kind: swdesk_core::object::Kind) -> Option<DeploymentKind> {
     match kind {

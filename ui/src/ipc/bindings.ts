@@ -37,6 +37,15 @@ export const commands = {
 	declareDeployment: (declaration: string) => typedError<DeploymentRow_Serialize, CommandError>(__TAURI_INVOKE("declare_deployment", { declaration })),
 	/**  Stages, requests or releases one contract. */
 	setContract: (kind: Kind, name: string, contract: string, intent: ContractIntent) => typedError<null, CommandError>(__TAURI_INVOKE("set_contract", { kind, name, contract, intent })),
+	/**
+	 *  Sets a deployment's secret to `value` for `contracts` (none: all): a new secret, or a
+	 *  rotation its guests get sealed afresh. The value goes to the keychain only.
+	 */
+	setSecret: (kind: Kind, name: string, secret: string, value: string, contracts: string[]) => typedError<null, CommandError>(__TAURI_INVOKE("set_secret", { kind, name, secret, value, contracts })),
+	/**  Takes a secret off a deployment and forgets its value. */
+	removeSecret: (kind: Kind, name: string, secret: string) => typedError<null, CommandError>(__TAURI_INVOKE("remove_secret", { kind, name, secret })),
+	/**  A secret's value from the keychain, when the owner asks to see it. */
+	revealSecret: (kind: Kind, name: string, secret: string) => typedError<string, CommandError>(__TAURI_INVOKE("reveal_secret", { kind, name, secret })),
 	/**  Ends a deployment: its contracts are released and its record stays, ended. */
 	endDeployment: (kind: Kind, name: string) => typedError<null, CommandError>(__TAURI_INVOKE("end_deployment", { kind, name })),
 	/**  Answers a deployment's conflict: keep this device's declaration, or take the record's. */
@@ -627,6 +636,8 @@ export type DeploymentDetail_Deserialize = {
 	status: string,
 	/**  Every contract's phase changes, newest first. */
 	timeline: TimelineEntry_Deserialize[],
+	/**  Its secrets (never their values) and what each guest has of them. */
+	secrets: SecretView_Deserialize[],
 };
 
 /**  Everything the window shows of one deployment. */
@@ -648,6 +659,8 @@ export type DeploymentDetail_Serialize = {
 	status: string,
 	/**  Every contract's phase changes, newest first. */
 	timeline: TimelineEntry_Serialize[],
+	/**  Its secrets (never their values) and what each guest has of them. */
+	secrets: SecretView_Serialize[],
 };
 
 /**  One deployment in the list. */
@@ -776,6 +789,43 @@ export type GuestEventView_Serialize = {
 	detail: string | null,
 	/**  The `market.event` record's at-uri. */
 	uri: string,
+};
+
+/**  Where a secret stands with one contract's guest. */
+export type GuestSecret = GuestSecret_Serialize | GuestSecret_Deserialize;
+
+/**  Where a secret stands with one contract's guest. */
+export type GuestSecret_Deserialize = {
+	/**  The contract. */
+	contract: string,
+	/**  The guest's key, shortened ("…q8z4"), once its bidder reported one. */
+	guestKey?: string | null,
+	/**  The version delivered to that key, when one was. */
+	deliveredVersion?: number | null,
+	/**  When it was delivered (RFC 3339). */
+	deliveredAt?: string | null,
+	/**
+	 *  What it waits for or why it did not go through, while the current version is not
+	 *  delivered.
+	 */
+	waiting?: string | null,
+};
+
+/**  Where a secret stands with one contract's guest. */
+export type GuestSecret_Serialize = {
+	/**  The contract. */
+	contract: string,
+	/**  The guest's key, shortened ("…q8z4"), once its bidder reported one. */
+	guestKey: string | null,
+	/**  The version delivered to that key, when one was. */
+	deliveredVersion: number | null,
+	/**  When it was delivered (RFC 3339). */
+	deliveredAt: string | null,
+	/**
+	 *  What it waits for or why it did not go through, while the current version is not
+	 *  delivered.
+	 */
+	waiting: string | null,
 };
 
 /**  A bidder or winner shown by its DID now has its handle: an open deployment reads again. */
@@ -1020,6 +1070,33 @@ export type SavedKubeconfig_Serialize = {
 	expiresAt: string | null,
 	/**  The identity the certificate names. */
 	subject: string,
+};
+
+/**  A secret as the window shows it: never its value. */
+export type SecretView = SecretView_Serialize | SecretView_Deserialize;
+
+/**  A secret as the window shows it: never its value. */
+export type SecretView_Deserialize = {
+	/**  Its name. */
+	name: string,
+	/**  Its current version. */
+	version: number,
+	/**  The contracts that receive it; empty: all. */
+	contracts: string[],
+	/**  Where it stands with each receiving contract's guest. */
+	guests: GuestSecret_Deserialize[],
+};
+
+/**  A secret as the window shows it: never its value. */
+export type SecretView_Serialize = {
+	/**  Its name. */
+	name: string,
+	/**  Its current version. */
+	version: number,
+	/**  The contracts that receive it; empty: all. */
+	contracts: string[],
+	/**  Where it stands with each receiving contract's guest. */
+	guests: GuestSecret_Serialize[],
 };
 
 /**  The session as the window shows it. */

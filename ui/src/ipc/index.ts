@@ -27,6 +27,8 @@ import {
   type Kind,
   type PhaseChangeView_Serialize as PhaseChangeView,
   type ProblemDto as Problem,
+  type SecretView_Serialize as SecretView,
+  type GuestSecret_Serialize as GuestSecret,
   type RecordView_Serialize as RecordView,
   type Session,
   type SyncView_Serialize as SyncView,
@@ -58,6 +60,8 @@ export type {
   Kind,
   PhaseChangeView,
   Problem,
+  SecretView,
+  GuestSecret,
   RecordView,
   Session,
   SyncView,
@@ -151,6 +155,21 @@ export async function declareDeployment(declaration: string): Promise<Deployment
 /** Stages, requests or releases one contract. */
 export async function setContract(kind: Kind, name: string, contract: string, intent: ContractIntent): Promise<void> {
   unwrap(await commands.setContract(kind, name, contract, intent));
+}
+
+/** Sets a deployment's secret (a new one, or a rotation); the value goes to the keychain only. */
+export async function setSecret(kind: Kind, name: string, secret: string, value: string, contracts: string[]): Promise<void> {
+  unwrap(await commands.setSecret(kind, name, secret, value, contracts));
+}
+
+/** Takes a secret off a deployment and forgets its value. */
+export async function removeSecret(kind: Kind, name: string, secret: string): Promise<void> {
+  unwrap(await commands.removeSecret(kind, name, secret));
+}
+
+/** A secret's value from the keychain: only on the owner's explicit ask. */
+export async function revealSecret(kind: Kind, name: string, secret: string): Promise<string> {
+  return unwrap(await commands.revealSecret(kind, name, secret));
 }
 
 /** Ends a deployment; its record stays, ended. */

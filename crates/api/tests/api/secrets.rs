@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use swdesk_api::controller::LiveEvent;
 use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
 use swdesk_api::{Desk, DeskError};
@@ -146,6 +147,9 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
     let guest = || bidder.state().guests.first().cloned().unwrap();
     assert_eq!(guest().opened, vec![opened(1, &first)]);
 
+    // The window reads again only when told: the delivery (a change of the contract, not
+    // of the deployment) must reach it as a change of the deployment.
+    let mut live = desk.live();
     let second = fresh("second");
     desk.set_secret(
         infra,
@@ -156,7 +160,21 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
     )
     .await
     .unwrap();
-    delivered(2).await;
+    let told = async {
+        loop {
+            if let Ok(LiveEvent::Deployment(change)) = live.recv().await
+                && change.name == "web"
+                && let Ok(Some((detail, _))) = desk.deployment(infra, &web).await
+                && detail.secrets[0].guests[0].delivered_version == Some(2)
+            {
+                return;
+            }
+        }
+    };
+    // Told within a few seconds, not at the deployment's next resync (about a minute later).
+    tokio::time::timeout(std::time::Duration::from_secs(20), told)
+        .await
+        .expect("the window is told when version 2 is delivered");
     assert_eq!(guest().opened, vec![opened(1, &first), opened(2, &second)]);
     assert_eq!(
         desk.reveal_secret(infra, web.clone(), "db-password".into())

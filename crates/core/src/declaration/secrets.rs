@@ -64,8 +64,8 @@ pub fn user_data_secret_problems(contracts: &[Contract]) -> Vec<Problem> {
                     "line {number} of userData looks like it holds {kind}; userData is published \
                      in clear text in your public repo with the deployment's record"
                 ),
-                "Remove the secret from userData and give it to the guest another way (fetch it \
-                 on the guest from a store it can reach, or enter it on the guest yourself).",
+                "Move it to the deployment's Secrets: its value stays in your keychain and \
+                 reaches the guest sealed to the guest's own key.",
             ));
         }
     }

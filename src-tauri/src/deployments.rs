@@ -272,7 +272,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
     tauri::async_runtime::spawn(async move {
         loop {
             let sent = match live.recv().await {
-                Ok(LiveEvent::Deployment(change)) => DeploymentChanged(change).emit(&app),
+                Ok(LiveEvent::Deployment(change)) => DeploymentChanged(*change).emit(&app),
                 Ok(LiveEvent::Activity(step)) => ControllerActivity(step).emit(&app),
                 Ok(LiveEvent::ControllerRunning(running)) => ControllerRunning(running).emit(&app),
                 Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),

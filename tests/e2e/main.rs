@@ -4,6 +4,7 @@
 
 mod clusters;
 mod deployments;
+mod drift;
 mod market;
 mod package;
 mod public_market;

@@ -117,19 +117,7 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
         page.text
     );
 
-    window
-        .click("[data-contract='vm'] [data-action='release']")
-        .await?;
-    window
-        .click("[data-testid='confirm'] [data-action='confirm']")
-        .await?;
-    window
-        .wait_for_exact_text(
-            "[data-contract='vm'] [data-testid='contract-phase']",
-            "Released",
-            MARKET_TIMEOUT,
-        )
-        .await?;
+    window.release_vm(MARKET_TIMEOUT).await?;
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;

@@ -73,19 +73,7 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     );
     window.screenshot("deployed").await?;
 
-    window
-        .click("[data-contract='vm'] [data-action='release']")
-        .await?;
-    window
-        .click("[data-testid='confirm'] [data-action='confirm']")
-        .await?;
-    window
-        .wait_for_exact_text(
-            "[data-contract='vm'] [data-testid='contract-phase']",
-            "Released",
-            MARKET_TIMEOUT,
-        )
-        .await?;
+    window.release_vm(MARKET_TIMEOUT).await?;
     window
         .wait_for_exact_text("[data-testid='detail-sync']", "In sync", MARKET_TIMEOUT)
         .await?;

@@ -403,6 +403,21 @@ impl AppWindow {
         .await
     }
 
+    /// Releases the contract `vm` of the deployment shown (Release, then Confirm) and waits up
+    /// to `timeout` until it is Released: how each market test ends.
+    pub async fn release_vm(&self, timeout: Duration) -> anyhow::Result<()> {
+        self.click("[data-contract='vm'] [data-action='release']")
+            .await?;
+        self.click("[data-testid='confirm'] [data-action='confirm']")
+            .await?;
+        self.wait_for_exact_text(
+            "[data-contract='vm'] [data-testid='contract-phase']",
+            "Released",
+            timeout,
+        )
+        .await
+    }
+
     /// Declares the Infra `name` with one staged contract `vm` (a 3 s bid window) in the
     /// editor, opens it and requests the contract: how each market test starts.
     pub async fn declare_and_request_vm(&self, name: &str) -> anyhow::Result<()> {

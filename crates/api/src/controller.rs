@@ -99,8 +99,8 @@ pub struct AccountController {
 /// What the window hears from the account's controller, as it happens.
 #[derive(Debug, Clone)]
 pub enum LiveEvent {
-    /// A deployment changed in the store.
-    Deployment(DeploymentChange),
+    /// A deployment changed in the store (boxed: a row is large beside the other events).
+    Deployment(Box<DeploymentChange>),
     /// A step of the controller.
     Activity(ActivityEvent),
     /// An account's controller started (`true`: its deployments can be read now) or stopped.
@@ -342,7 +342,7 @@ async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Send
         match read.await {
             Ok(Ok(changes)) => {
                 for change in changes {
-                    let _no_window = sender.send(LiveEvent::Deployment(change));
+                    let _no_window = sender.send(LiveEvent::Deployment(Box::new(change)));
                 }
             }
             Ok(Err(error)) => tracing::warn!(%error, "a changed deployment could not be read"),

@@ -89,6 +89,8 @@ pub struct DeploymentRow {
     pub waiting: bool,
     /// Its contracts, counted by phase (phases with none left out).
     pub contracts: Vec<PhaseCount>,
+    /// How many of its contracts drifted (the world disagrees with their records).
+    pub drifting: u32,
     /// How it stands with its record.
     pub sync: SyncState,
     /// What the sync state means, in words, when there is more to say.
@@ -143,6 +145,21 @@ pub struct ContractView {
     pub events: Vec<GuestEventView>,
     /// Its phase changes, oldest first.
     pub history: Vec<PhaseChangeView>,
+    /// What the world says that its records do not, while it is deployed.
+    pub drift: Option<DriftView>,
+}
+
+/// A contract's drift as the window shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DriftView {
+    /// What differs, in words.
+    pub detail: String,
+    /// Since when (RFC 3339).
+    pub since: String,
+    /// The one-click fix: `release`.
+    pub fix: String,
 }
 
 /// An observed condition of a deployment.
@@ -511,6 +528,14 @@ fn row<D: Deployment + RowKind>(
         description: object.spec.infra().description.clone(),
         phase: text(&status.phase),
         waiting: status.phase.is_waiting(),
+        drifting: u32::try_from(
+            status
+                .contracts
+                .iter()
+                .filter(|contract| contract.drift.is_some())
+                .count(),
+        )
+        .unwrap_or(u32::MAX),
         contracts: phase_counts(status),
         sync,
         sync_message,
@@ -626,6 +651,13 @@ fn contract_view(
         bids: observed.bids,
         events: observed.events,
         history: observed.history,
+        drift: compute
+            .and_then(|compute| compute.status.drift.first())
+            .map(|drift| DriftView {
+                detail: drift.detail.clone(),
+                since: drift.since.to_rfc3339(),
+                fix: text(&drift.fix()),
+            }),
     }
 }
 

@@ -15,6 +15,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::auction::trust::RecordCheck;
+use crate::drift::Drift;
 use crate::infra::{Contract, DeploymentKind};
 use crate::name::Name;
 use crate::retry::Backoff;
@@ -196,6 +197,9 @@ pub struct ComputeContractStatus {
     /// What the guest has of its secrets: its key and each secret sealed to it.
     #[serde(default, skip_serializing_if = "is_default")]
     pub secrets: SecretsStatus,
+    /// What the world says that the records do not, while it is Deployed ([`crate::drift`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<Drift>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

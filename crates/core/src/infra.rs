@@ -208,6 +208,9 @@ pub struct ContractStatus {
     /// What it waits for, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// What drifted, in words, while it does ([`crate::drift`]); local, never published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<String>,
 }
 
 /// The status of an Infra.

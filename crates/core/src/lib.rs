@@ -6,7 +6,7 @@
 //! - objects: [`object`] (metadata, uids, the generic `Object`), [`infra`] (Infra and
 //!   EphemeralInfra specs and statuses), [`compute`] (ComputeContract, what a contract waits
 //!   for), [`record`] (AtprotoRecord), [`collection`] (following an account's index),
-//!   [`secret`] (references only; values redacted);
+//!   [`secret`] (references only; values redacted; what each guest has of them);
 //! - names and keys: [`name`] (DNS-1123 labels), [`rkey`] (record keys and their succession),
 //!   [`uri`] (record URIs);
 //! - declarations: [`declaration`] (validation, every problem at once, and the declaration
@@ -14,7 +14,8 @@
 //! - decisions: [`sync`] (one sync action per reconcile), [`lifecycle`] (contract actions, the
 //!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
 //!   [`progress`] (when a record may be written), [`auction`] (the requester's side of the
-//!   market's RFP flow: request, bidders, bids, winner, receipt, the durable steps);
+//!   market's RFP flow: request, bidders, bids, winner, receipt, the durable steps), [`drift`]
+//!   (what the world says that the records do not);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
 //!   compute market), [`timestamp`] (time values and the `Clock` port);
 //! - faults: [`retry`] (the one retry rule: transient or permanent, backoff with jitter,
@@ -24,6 +25,7 @@ pub mod auction;
 pub mod collection;
 pub mod compute;
 pub mod declaration;
+pub mod drift;
 pub mod index;
 pub mod infra;
 pub mod lifecycle;

@@ -157,6 +157,7 @@ pub fn observed_status(status: Option<&Status>) -> (ObjectPhase, Vec<ContractSta
             winner: contract.winner.clone(),
             receipt: contract.receipt.clone(),
             message: contract.message.clone(),
+            drift: None,
         })
         .collect();
     (phase, contracts)
@@ -232,6 +233,7 @@ mod tests {
                     winner: Some("did:plc:bidder".into()),
                     receipt: None,
                     message: Some("no bids".into()),
+                    drift: None,
                 }],
                 ..InfraStatus::default()
             };
@@ -261,6 +263,7 @@ mod tests {
                 winner: None,
                 receipt: None,
                 message: Some("waiting for bids".into()),
+                drift: None,
             }],
             ..Default::default()
         }

@@ -12,6 +12,9 @@
 //! `market.accepts.free`, `market.accept`, `market.event` (signed inline), and
 //! `compute.events.vm.delete` (unsigned).
 //!
+//! Once Deployed, each look also reads the receipt again for drift ([`drift`]) and seals and
+//! delivers the contract's secrets to its guest ([`deliver`]).
+//!
 //! Failures: a failure worth retrying (unreachable PDS or bidder, 5xx) leaves the flow where it
 //! is and is shown in the status message; the controller calls again. A refusal fails the
 //! contract (keeping any receipt, so its guest can be released), except a release, which is
@@ -60,6 +63,7 @@ use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
 
 mod deliver;
+mod drift;
 
 /// The fragment of a bidder's market service when its offering names none.
 pub const MARKET_SERVICE: &str = "#temp_market";
@@ -264,9 +268,13 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 let mut status = project(before, next, None);
                 status.add_guest_events(events);
                 status.add_refused_bids(refused);
-                if let Some(held) = held.filter(|_| status.phase == ComputePhase::Deployed) {
-                    self.deliver_secrets(contract, &held, &mut status.secrets)
-                        .await;
+                match held.filter(|_| status.phase == ComputePhase::Deployed) {
+                    Some(held) => {
+                        self.look_for_drift(&held, &mut status.drift).await;
+                        self.deliver_secrets(contract, &held, &mut status.secrets)
+                            .await;
+                    }
+                    None => status.drift.clear(),
                 }
                 Ok(status)
             }

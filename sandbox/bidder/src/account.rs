@@ -90,6 +90,18 @@ impl Account {
         self.write_record("com.atproto.repo.putRecord", &body).await
     }
 
+    /// Deletes the record at `rkey` in `collection`.
+    pub async fn delete_record(&self, collection: &str, rkey: &str) -> Result<(), AccountError> {
+        let method = "com.atproto.repo.deleteRecord";
+        let body = json!({"repo": self.did, "collection": collection, "rkey": rkey});
+        self.with_session(method, |access| {
+            let url = xrpc_url(&self.account.pds_url, method);
+            self.http.post(url).bearer_auth(access.expose()).json(&body)
+        })
+        .await?;
+        Ok(())
+    }
+
     async fn write_record(
         &self,
         method: &'static str,

@@ -115,6 +115,17 @@ impl RunningBidder {
         self.bidder.key.did_key()
     }
 
+    /// Deletes its receipt `receipt` from its repo, as a provider that dropped the guest
+    /// might: the drift tests' control.
+    pub async fn delete_receipt(&self, receipt: &StrongRef) -> Result<(), String> {
+        let uri = swdesk_core::uri::RecordUri::parse(&receipt.uri).map_err(|e| e.to_string())?;
+        self.bidder
+            .account
+            .delete_record(uri.collection(), &uri.rkey().to_string())
+            .await
+            .map_err(|error| error.to_string())
+    }
+
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
         self.serving.stop().await;

@@ -529,6 +529,8 @@ export type ContractView_Deserialize = {
 	events: GuestEventView_Deserialize[],
 	/**  Its phase changes, oldest first. */
 	history: PhaseChangeView_Deserialize[],
+	/**  What the world says that its records do not, while it is deployed. */
+	drift?: DriftView | null,
 };
 
 /**  One contract of a deployment, declared and observed. */
@@ -562,6 +564,8 @@ export type ContractView_Serialize = {
 	events: GuestEventView_Serialize[],
 	/**  Its phase changes, oldest first. */
 	history: PhaseChangeView_Serialize[],
+	/**  What the world says that its records do not, while it is deployed. */
+	drift: DriftView | null,
 };
 
 /**  A step of the controller, for the Activity view. */
@@ -680,6 +684,8 @@ export type DeploymentRow_Deserialize = {
 	waiting: boolean,
 	/**  Its contracts, counted by phase (phases with none left out). */
 	contracts: PhaseCount[],
+	/**  How many of its contracts drifted (the world disagrees with their records). */
+	drifting: number,
 	/**  How it stands with its record. */
 	sync: SyncState,
 	/**  What the sync state means, in words, when there is more to say. */
@@ -720,6 +726,8 @@ export type DeploymentRow_Serialize = {
 	waiting: boolean,
 	/**  Its contracts, counted by phase (phases with none left out). */
 	contracts: PhaseCount[],
+	/**  How many of its contracts drifted (the world disagrees with their records). */
+	drifting: number,
 	/**  How it stands with its record. */
 	sync: SyncState,
 	/**  What the sync state means, in words, when there is more to say. */
@@ -763,6 +771,16 @@ export type DeploymentView_Serialize = {
 
 /**  Deployment changes were lost on the way to the window: it lists every deployment again. */
 export type DeploymentsStale = null;
+
+/**  A contract's drift as the window shows it. */
+export type DriftView = {
+	/**  What differs, in words. */
+	detail: string,
+	/**  Since when (RFC 3339). */
+	since: string,
+	/**  The one-click fix: `release`. */
+	fix: string,
+};
 
 /**  An event the provider reported about the guest. */
 export type GuestEventView = GuestEventView_Serialize | GuestEventView_Deserialize;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  DRIFTING,
+  driftFix,
   applyChange,
   settleLoad,
   contractActions,
@@ -217,5 +219,13 @@ describe("the declaration editor", () => {
     expect(problemPlace({ path: "/spec/contracts/1/name", message: "", fix: "" })).toBe("spec › contracts › 1 › name");
     expect(problemPlace({ path: "", message: "", fix: "" })).toBe("the declaration");
     expect(problemPlace({ path: "/metadata/labels/a~1b", message: "", fix: "" })).toBe("metadata › labels › a/b");
+  });
+});
+
+describe("drift", () => {
+  it("keeps only the deployments with a drifted contract under the Drifted filter", () => {
+    const rows = [row("calm"), row("moved", { drifting: 1, phase: "deployed" })];
+    expect(filterRows(rows, { ...NO_FILTER, phase: DRIFTING }).map((kept) => kept.name)).toEqual(["moved"]);
+    expect(driftFix("release")).toContain("Release it");
   });
 });

@@ -11,6 +11,8 @@ export interface Row {
   phase: string;
   waiting: boolean;
   contracts: { phase: string; count: number }[];
+  /** How many of its contracts drifted (the world disagrees with their records). */
+  drifting: number;
   sync: SyncState;
   syncMessage: string | null;
   writtenHere: boolean;
@@ -42,6 +44,12 @@ export interface Contract {
   winner: string | null;
   receipt: string | null;
   message: string | null;
+  drift?: { detail: string; since: string; fix: string } | null;
+}
+
+/** What the owner can do about a drift, in words (the button is the contract's own). */
+export function driftFix(fix: string): string {
+  return fix === "release" ? "Release it (and request it again if you still need it)." : "";
 }
 
 /** How a phase looks: steady (a resting state), waiting (something is in motion), bad, final. */
@@ -141,6 +149,9 @@ export interface ListFilter {
   phase: "all" | string;
 }
 
+/** The phase filter's choice that keeps the deployments with a drifted contract. */
+export const DRIFTING = "drifting";
+
 export const NO_FILTER: ListFilter = { search: "", kind: "all", phase: "all" };
 
 /** The rows the filter keeps, in their order. */
@@ -149,7 +160,7 @@ export function filterRows<R extends Row>(rows: readonly R[], filter: ListFilter
   return rows.filter(
     (row) =>
       (filter.kind === "all" || row.kind === filter.kind) &&
-      (filter.phase === "all" || row.phase === filter.phase) &&
+      (filter.phase === "all" || row.phase === filter.phase || (filter.phase === DRIFTING && row.drifting > 0)) &&
       (needle === "" ||
         row.name.toLowerCase().includes(needle) ||
         (row.description ?? "").toLowerCase().includes(needle)),

@@ -11,6 +11,7 @@ export function row(name: string, overrides: Partial<Row> = {}): Row {
     phase: "staged",
     waiting: false,
     contracts: [],
+    drifting: 0,
     sync: "inSync",
     syncMessage: null,
     writtenHere: true,

@@ -19,6 +19,16 @@ describe("notices of contracts that fail or are released", () => {
     expect(released.map((notice) => notice.title)).toEqual(["A contract was released"]);
   });
 
+  it("tells of a contract drifting once, not again while the drift lasts", () => {
+    const deployed = row("web", { deployed: 1 });
+    const seen = seenFrom([deployed]);
+    const drifted = { ...deployed, drifting: 1, version: 2 };
+    const told = noticesFor(seen, { kind: "Infra", name: "web", row: drifted }, 1);
+    expect(told.map((notice) => [notice.tone, notice.title])).toEqual([["bad", "A contract drifted"]]);
+    const still = { ...drifted, version: 3 };
+    expect(noticesFor(seen, { kind: "Infra", name: "web", row: still }, 2)).toEqual([]);
+  });
+
   it("says nothing on first sight, on other phases, on a deployment leaving, or when nothing grew", () => {
     const seen = seenFrom([]);
     expect(noticesFor(seen, { kind: "Infra", name: "new", row: row("new", { released: 3 }) })).toEqual([]);

@@ -1,7 +1,7 @@
-// Notices: what the owner is told without looking, when a contract of a deployment fails or is
-// released. They are worked out from the list's rows as they change (contracts counted by
-// phase): a count of `failed` or `released` that grows on a deployment already known is a
-// notice; the first sight of a deployment (the list loading, another device's deployment
+// Notices: what the owner is told without looking, when a contract of a deployment fails, is
+// released or drifts. They are worked out from the list's rows as they change (contracts
+// counted by phase, and drifted): a count of `failed`, `released` or drifted that grows on a
+// deployment already known is a notice (one per deployment, however long the drift lasts); the first sight of a deployment (the list loading, another device's deployment
 // arriving) is not. When the owner is not looking at the window (it is hidden, minimised or
 // behind another), the same notices also go to the desktop, as one notification per batch.
 
@@ -21,9 +21,11 @@ export interface Notice {
 /** The rows last seen, by `kind/name`. */
 export type Seen = Map<string, DeploymentRow>;
 
+/** What is counted on a row and told when the count grows: a phase, or drift. */
 const NOTIFIED: Record<string, { tone: Notice["tone"]; one: string; many: (n: number) => string }> = {
   failed: { tone: "bad", one: "A contract failed", many: (n) => `${n} contracts failed` },
   released: { tone: "steady", one: "A contract was released", many: (n) => `${n} contracts were released` },
+  drifted: { tone: "bad", one: "A contract drifted", many: (n) => `${n} contracts drifted` },
 };
 
 /** How `Seen` keys a deployment. */
@@ -31,8 +33,9 @@ export function seenKey(kind: string, name: string): string {
   return `${kind}/${name}`;
 }
 
-function count(row: DeploymentRow | undefined, phase: string): number {
-  return row?.contracts.find((entry) => entry.phase === phase)?.count ?? 0;
+function count(row: DeploymentRow | undefined, what: string): number {
+  if (what === "drifted") return row?.drifting ?? 0;
+  return row?.contracts.find((entry) => entry.phase === what)?.count ?? 0;
 }
 
 /** The rows of a fresh list, as the baseline later changes are compared with. */

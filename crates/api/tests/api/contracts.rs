@@ -168,6 +168,7 @@ fn store_with_a_run() -> (tempfile::TempDir, Store) {
         winner: Some(BIDDER.into()),
         receipt: Some(RECEIPT.into()),
         message: Some("deployed".into()),
+        drift: None,
     }];
     store.update_status::<InfraSpec>(&observed).unwrap();
     let worker = ComputeContractStatus {

@@ -33,11 +33,17 @@ const WAITING_RECHECK: Duration = Duration::from_secs(30);
 /// guest booting) is looked at again: the market waits up to a few seconds itself each time.
 const FLOW_RECHECK: Duration = Duration::from_secs(3);
 
+/// How often a deployed contract is looked at for drift (its receipt gone or rewritten).
+const DRIFT_RECHECK: Duration = Duration::from_secs(60);
+
 /// When to look at a contract again on its own: after the growing wait of core's retry rule
 /// when its last market step failed for now, soon while its market flow moves, at the waiting
-/// pace while it waits for something else, never when it rests.
+/// pace while it waits for something else, at the drift pace while deployed, never when it
+/// rests (released, failed).
 fn recheck_after(status: &ComputeContractStatus) -> Option<Duration> {
-    status.waiting_for()?;
+    if status.waiting_for().is_none() {
+        return (status.phase == ComputePhase::Deployed).then_some(DRIFT_RECHECK);
+    }
     if let Some(wait) = status.retry_in() {
         return Some(wait);
     }
@@ -173,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn a_moving_flow_is_looked_at_soon_a_wait_at_its_pace_and_a_rest_never() {
+    fn a_moving_flow_is_looked_at_soon_a_wait_at_its_pace_a_guest_for_drift_and_a_rest_never() {
         let started =
             Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
         assert_eq!(
@@ -189,7 +195,12 @@ mod tests {
             phase: ComputePhase::Deployed,
             ..ComputeContractStatus::default()
         };
-        assert_eq!(recheck_after(&deployed), None);
+        assert_eq!(recheck_after(&deployed), Some(DRIFT_RECHECK));
+        let released = ComputeContractStatus {
+            phase: ComputePhase::Released,
+            ..ComputeContractStatus::default()
+        };
+        assert_eq!(recheck_after(&released), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod auction;
+mod drift;
 mod headless;
 mod hostile;
 mod lifecycle;

@@ -27,6 +27,7 @@ const COMMANDS: &[&str] = &[
     "delete_cluster",
     "revoke_identity",
     "save_kubeconfig",
+    "kubeconfigs",
     "apply_manifest",
     "job",
 ];

@@ -38,6 +38,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             clusters::delete_cluster,
             clusters::revoke_identity,
             clusters::save_kubeconfig,
+            clusters::kubeconfigs,
             clusters::apply_manifest,
             clusters::job,
         ])

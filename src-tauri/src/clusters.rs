@@ -9,6 +9,7 @@ use serde::Serialize;
 use specta::Type;
 use swdesk_api::Desk;
 use swdesk_api::clusters::{Applied, ApplyRequest, ClustersView, JobView, SavedKubeconfig};
+use swdesk_api::kubeconfigs::KubeconfigView;
 use tauri_specta::Event;
 
 use crate::commands::CommandError;
@@ -81,6 +82,14 @@ pub async fn save_kubeconfig(
     Ok(desk
         .save_kubeconfig(&name, ttl_seconds.map(i64::from), no_expiry, &path)
         .await?)
+}
+
+/// The kubeconfigs saved here for the signed-in owner (kept across restarts), each with what
+/// no longer works.
+#[tauri::command]
+#[specta::specta]
+pub fn kubeconfigs(desk: tauri::State<'_, Arc<Desk>>) -> Result<Vec<KubeconfigView>, CommandError> {
+    Ok(desk.kubeconfigs()?)
 }
 
 /// Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it.

@@ -1,7 +1,8 @@
 //! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
 //! loopback: create a cluster and watch it become Ready live, see its nodes, download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
-//! picked), dry-run and apply a Job, and follow it to Succeeded with its log.
+//! picked; shown again after a restart, and said to be gone once its file is), dry-run and
+//! apply a Job, and follow it to Succeeded with its log.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -165,6 +166,33 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         .wait_for_text(&format!("{member} [data-testid='member-state']"), "Revoked")
         .await?;
     window.screenshot("revoked").await?;
+
+    // A restart keeps the kubeconfig saved: its place and expiry are shown again; once its
+    // file is gone, the window says so, with the fix.
+    let mut window = window.restart().await?;
+    let open_dev = async |window: &AppWindow| -> anyhow::Result<()> {
+        window.press_command_key("2").await?;
+        window
+            .click("[data-testid='cluster-row'][data-name='dev']")
+            .await
+    };
+    open_dev(&window).await?;
+    window
+        .wait_for_text(
+            "[data-testid='kubeconfig-saved-path']",
+            &file.display().to_string(),
+        )
+        .await?;
+    window
+        .wait_for_text("[data-testid='kubeconfig-expiry']", "Expires in 7 h")
+        .await?;
+    window.screenshot("kubeconfig-after-restart").await?;
+    std::fs::remove_file(&file)?;
+    window.press_command_key("1").await?;
+    open_dev(&window).await?;
+    window
+        .wait_for_text("[data-testid='kubeconfig-problem']", "file is gone")
+        .await?;
     window.close().await?;
     gateway.stop().await;
     Ok(())

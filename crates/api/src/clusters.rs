@@ -219,7 +219,7 @@ fn phase_text(phase: &Phase) -> String {
 }
 
 /// A kubeconfig saved to a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct SavedKubeconfig {

@@ -9,7 +9,7 @@
 //! before the session goes; a controller that cannot start leaves the owner signed in and says
 //! why (the deployments wait, nothing is lost).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,9 +37,10 @@ use crate::clusters::{
     SavedKubeconfig,
 };
 use crate::contracts;
-use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess};
+use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess, store_path};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::identities::Identities;
+use crate::kubeconfigs::{self, KeptKubeconfigs, KubeconfigView};
 use crate::network::Network;
 use crate::records::{self, RecordView};
 use crate::secrets;
@@ -455,7 +456,29 @@ impl Desk {
         path: &std::path::Path,
     ) -> Result<SavedKubeconfig, DeskError> {
         let lifetime = clusters::lifetime(ttl_seconds, no_expiry)?;
-        Ok(clusters::save_kubeconfig(&self.gateway()?, name, lifetime, path).await?)
+        let saved = clusters::save_kubeconfig(&self.gateway()?, name, lifetime, path).await?;
+        if let Some(kept) = self.kept_kubeconfigs()
+            && let Err(error) = kept.remember(name, &saved)
+        {
+            tracing::warn!(%error, "the saved kubeconfig could not be remembered");
+        }
+        Ok(saved)
+    }
+
+    /// The kubeconfigs saved here for the signed-in account, kept across restarts, each with
+    /// what no longer works (its file gone, its certificate expired).
+    pub fn kubeconfigs(&self) -> Result<Vec<KubeconfigView>, DeskError> {
+        let kept = self.kept_kubeconfigs().ok_or(DeskError::SignedOut)?;
+        Ok(kubeconfigs::views(
+            kept.list(),
+            SystemClock.now(),
+            Path::exists,
+        ))
+    }
+
+    fn kept_kubeconfigs(&self) -> Option<KeptKubeconfigs> {
+        let did = self.sessions.agent()?.did();
+        Some(KeptKubeconfigs::beside(&store_path(&self.data_dir, &did)))
     }
 
     /// Applies one object to a cluster server-side (or dry-runs it).

@@ -22,6 +22,7 @@ pub mod controller;
 pub mod deployments;
 pub mod desk;
 pub mod identities;
+pub mod kubeconfigs;
 pub mod network;
 pub mod records;
 pub mod secrets;

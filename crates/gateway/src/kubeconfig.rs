@@ -2,9 +2,10 @@
 //! (server, cluster name, the client certificate's subject and validity window) with standard
 //! parsers (YAML, X.509), so an expiry countdown never guesses, and refuses one whose client
 //! certificate is not signed by the cluster CA it carries or that holds no client key;
-//! [`save`] writes one with mode 0600 (it holds a client key): into a temporary file of an
-//! unpredictable name in the target folder, synced, then renamed over the path, and the folder
-//! synced, so the path holds the old file or the whole new one, never a part.
+//! [`save`] writes one with mode 0600 (it holds a client key) through [`write_private`]: into a
+//! temporary file of an unpredictable name in the target folder, synced, then renamed over the
+//! path, and the folder synced, so the path holds the old file or the whole new one, never a
+//! part.
 //!
 //! Invariant: the kubeconfig's text is never logged or put in an error message; a kubeconfig
 //! is verified ([`Summary::parse`], not expired) before anything is written.
@@ -19,6 +20,13 @@ use swdesk_lexicon::Redacted;
 
 /// Writes `kubeconfig` at `path` readable by the owner only (0600 on Unix), atomically.
 pub fn save(path: &Path, kubeconfig: &Redacted<String>) -> std::io::Result<()> {
+    write_private(path, kubeconfig.expose().as_bytes())
+}
+
+/// Writes `bytes` at `path` as a file only its owner reads (0600 on Unix), whole or not at
+/// all: a temporary file of an unpredictable name in the same folder, synced, renamed over
+/// `path`, the folder synced.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let directory = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -28,9 +36,9 @@ pub fn save(path: &Path, kubeconfig: &Redacted<String>) -> std::io::Result<()> {
     }
     // `tempfile` creates the file with a random name, exclusively, readable by the owner only.
     let mut file = tempfile::Builder::new()
-        .prefix(".kubeconfig-")
+        .prefix(".swdesk-")
         .tempfile_in(directory)?;
-    file.write_all(kubeconfig.expose().as_bytes())?;
+    file.write_all(bytes)?;
     file.as_file().sync_all()?;
     file.persist(path).map_err(|error| error.error)?;
     #[cfg(unix)]

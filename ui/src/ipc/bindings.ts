@@ -70,6 +70,11 @@ export const commands = {
 	 *  for the gateway's default), or without expiry.
 	 */
 	saveKubeconfig: (name: string, ttlSeconds: number | null, noExpiry: boolean, path: string) => typedError<SavedKubeconfig_Serialize, CommandError>(__TAURI_INVOKE("save_kubeconfig", { name, ttlSeconds, noExpiry, path })),
+	/**
+	 *  The kubeconfigs saved here for the signed-in owner (kept across restarts), each with what
+	 *  no longer works.
+	 */
+	kubeconfigs: () => typedError<KubeconfigView_Serialize[], CommandError>(__TAURI_INVOKE("kubeconfigs")),
 	/**  Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it. */
 	applyManifest: (cluster: string, manifest: string, dryRun: boolean, force: boolean) => typedError<Applied_Serialize, CommandError>(__TAURI_INVOKE("apply_manifest", { cluster, manifest, dryRun, force })),
 	/**  A Job of a cluster now, with its last log lines. */
@@ -886,6 +891,29 @@ export type Keep =
 
 /**  Which kind of deployment a command is about. */
 export type Kind = "Infra" | "EphemeralInfra";
+
+/**  A kept kubeconfig as the window shows it. */
+export type KubeconfigView = KubeconfigView_Serialize | KubeconfigView_Deserialize;
+
+/**  A kept kubeconfig as the window shows it. */
+export type KubeconfigView_Deserialize = {
+	/**  The cluster it is for. */
+	cluster: string,
+	/**  What was saved. */
+	saved: SavedKubeconfig_Deserialize,
+	/**  Why it no longer works, with the fix, when it does not. */
+	problem?: string | null,
+};
+
+/**  A kept kubeconfig as the window shows it. */
+export type KubeconfigView_Serialize = {
+	/**  The cluster it is for. */
+	cluster: string,
+	/**  What was saved. */
+	saved: SavedKubeconfig_Serialize,
+	/**  Why it no longer works, with the fix, when it does not. */
+	problem: string | null,
+};
 
 /**  A record a peer's record links to, shown raw. */
 export type LinkedView = LinkedView_Serialize | LinkedView_Deserialize;

@@ -14,6 +14,7 @@ import {
   type ClustersView_Serialize as ClustersView,
   type JobView,
   type SavedKubeconfig_Serialize as SavedKubeconfig,
+  type KubeconfigView_Serialize as KubeconfigView,
   type CommandError,
   type ContractIntent,
   type ContractView_Serialize as ContractView,
@@ -47,6 +48,7 @@ export type {
   ClustersView,
   JobView,
   SavedKubeconfig,
+  KubeconfigView,
   CommandError,
   ContractIntent,
   ContractView,
@@ -248,6 +250,11 @@ export async function saveKubeconfig(
   path: string,
 ): Promise<SavedKubeconfig> {
   return unwrap(await commands.saveKubeconfig(name, ttlSeconds, noExpiry, path));
+}
+
+/** The kubeconfigs saved here (kept across restarts), each with what no longer works. */
+export async function kubeconfigs(): Promise<KubeconfigView[]> {
+  return unwrap(await commands.kubeconfigs());
 }
 
 /** Applies one object (YAML or JSON) server-side, or dry-runs it. */

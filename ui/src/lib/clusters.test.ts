@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  expiryLine,
   clusterTone,
   clusterWaitingFor,
   deleteConfirmed,
@@ -37,6 +38,15 @@ describe("the kubeconfig", () => {
     expect(kubeconfigPath("/home/ada/.kube/", "dev")).toBe("/home/ada/.kube/socialweb-dev.yaml");
     expect(kubeconfigPath("C:\\Users\\ada\\.kube", "dev")).toBe("C:\\Users\\ada\\.kube\\socialweb-dev.yaml");
     expect(exportLine("/tmp/it's here.yaml")).toBe("export KUBECONFIG='/tmp/it'\\''s here.yaml'");
+  });
+});
+
+describe("a saved kubeconfig's expiry", () => {
+  it("reads as never, a countdown, or expired", () => {
+    const now = Date.parse("2026-12-05T10:00:00Z");
+    expect(expiryLine(null, now)).toBe("Never expires.");
+    expect(expiryLine("2026-12-05T11:30:00Z", now)).toBe("Expires in 1 h 30 min.");
+    expect(expiryLine("2026-12-05T09:59:00Z", now)).toBe("Expired.");
   });
 });
 

@@ -1,8 +1,8 @@
 // View logic of the Clusters screens: phase tones and what a waiting phase waits for, the
-// kubeconfig lifetime picker and its bounds, the file path and the shell line, the dry-run
+// kubeconfig lifetime picker and its bounds, the file path, its expiry and the shell line, the dry-run
 // diff, the delete confirmation. Pure functions, unit tested.
 
-import type { PhaseTone } from "./deployments";
+import { countdown, type PhaseTone } from "./deployments";
 
 const CLUSTER_TONES: Record<string, PhaseTone> = {
   Ready: "steady",
@@ -154,3 +154,9 @@ spec:
           image: busybox
           args: ["hello from socialweb"]
 `;
+
+/** When a saved kubeconfig stops working, in words, at `nowMs`. */
+export function expiryLine(expiresAt: string | null, nowMs: number): string {
+  if (!expiresAt) return "Never expires.";
+  return Date.parse(expiresAt) <= nowMs ? "Expired." : `Expires ${countdown(expiresAt, nowMs)}.`;
+}

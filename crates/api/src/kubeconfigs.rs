@@ -1,0 +1,202 @@
+//! The kubeconfigs this installation saved for an account, remembered across restarts: which
+//! cluster, where the file is, the server, when its certificate expires. Read back, each says
+//! whether it still holds: its file gone, or its certificate expired (drift between what the
+//! owner thinks they have and what works), with the fix.
+//!
+//! Invariants: only what a kubeconfig's summary shows is kept (never its key or certificate),
+//! in `accounts/<did>/kubeconfigs.json` beside the account's store, mode 0600, written whole
+//! or not at all; one entry per file path (the latest save wins), at most [`KEPT_CAP`].
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use swdesk_core::timestamp::Timestamp;
+
+use crate::clusters::SavedKubeconfig;
+
+/// The most kubeconfigs remembered; the oldest go first.
+pub const KEPT_CAP: usize = 200;
+
+/// One kubeconfig saved here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kept {
+    /// The cluster it is for.
+    pub cluster: String,
+    /// What was saved.
+    pub saved: SavedKubeconfig,
+}
+
+/// A kept kubeconfig as the window shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct KubeconfigView {
+    /// The cluster it is for.
+    pub cluster: String,
+    /// What was saved.
+    pub saved: SavedKubeconfig,
+    /// Why it no longer works, with the fix, when it does not.
+    pub problem: Option<String>,
+}
+
+/// The kubeconfigs saved for one account.
+#[derive(Debug, Clone)]
+pub struct KeptKubeconfigs {
+    file: PathBuf,
+}
+
+impl KeptKubeconfigs {
+    /// Those of the account whose store is `store_path`, kept beside it.
+    pub fn beside(store_path: &Path) -> Self {
+        Self {
+            file: store_path.with_file_name("kubeconfigs.json"),
+        }
+    }
+
+    /// Every kubeconfig remembered, oldest first (none when the file is missing or unreadable).
+    pub fn list(&self) -> Vec<Kept> {
+        std::fs::read(&self.file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Remembers `saved` for `cluster`, replacing what was kept for the same file.
+    pub fn remember(&self, cluster: &str, saved: &SavedKubeconfig) -> std::io::Result<()> {
+        let mut kept = self.list();
+        kept.retain(|entry| entry.saved.path != saved.path);
+        kept.push(Kept {
+            cluster: cluster.to_owned(),
+            saved: saved.clone(),
+        });
+        let excess = kept.len().saturating_sub(KEPT_CAP);
+        kept.drain(..excess);
+        if let Some(directory) = self.file.parent() {
+            std::fs::create_dir_all(directory)?;
+        }
+        let bytes = serde_json::to_vec_pretty(&kept).map_err(std::io::Error::other)?;
+        swdesk_gateway::kubeconfig::write_private(&self.file, &bytes)
+    }
+}
+
+/// `kept` as the window shows it at `now`, `exists` telling whether a file is there.
+pub fn views(
+    kept: Vec<Kept>,
+    now: Timestamp,
+    exists: impl Fn(&Path) -> bool,
+) -> Vec<KubeconfigView> {
+    kept.into_iter()
+        .map(|entry| {
+            let problem = problem(&entry.saved, now, &exists);
+            KubeconfigView {
+                cluster: entry.cluster,
+                saved: entry.saved,
+                problem,
+            }
+        })
+        .collect()
+}
+
+fn problem(
+    saved: &SavedKubeconfig,
+    now: Timestamp,
+    exists: &impl Fn(&Path) -> bool,
+) -> Option<String> {
+    if !exists(Path::new(&saved.path)) {
+        return Some("its file is gone; download it again if you still need it".to_owned());
+    }
+    let expires = saved
+        .expires_at
+        .as_deref()
+        .and_then(|text| Timestamp::parse_rfc3339(text).ok())?;
+    (expires <= now).then(|| "its certificate has expired: renew it, or remove the file".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(path: &str, expires_at: Option<&str>) -> SavedKubeconfig {
+        SavedKubeconfig {
+            path: path.into(),
+            server: "https://127.0.0.1:6443".into(),
+            expires_at: expires_at.map(str::to_owned),
+            subject: "did:plc:owner".into(),
+        }
+    }
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse_rfc3339(text).expect("time")
+    }
+
+    #[test]
+    fn a_kubeconfig_is_remembered_once_per_file_and_survives_a_new_reader() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = dir.path().join("accounts/did_plc_a/objects.sqlite");
+        let kept = KeptKubeconfigs::beside(&store);
+        assert!(kept.list().is_empty());
+        kept.remember("dev", &saved("/k/dev", Some("2026-12-05T12:00:00Z")))
+            .expect("kept");
+        kept.remember("prod", &saved("/k/prod", None))
+            .expect("kept");
+        kept.remember("dev", &saved("/k/dev", Some("2026-12-05T13:00:00Z")))
+            .expect("kept");
+        let again = KeptKubeconfigs::beside(&store).list();
+        let paths: Vec<_> = again
+            .iter()
+            .map(|entry| entry.saved.path.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            ["/k/prod", "/k/dev"],
+            "the latest save of a file wins"
+        );
+        assert_eq!(
+            again[1].saved.expires_at.as_deref(),
+            Some("2026-12-05T13:00:00Z")
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(store.with_file_name("kubeconfigs.json"))
+                .expect("file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn an_expired_or_missing_kubeconfig_says_so_with_the_fix() {
+        let kept = vec![
+            Kept {
+                cluster: "live".into(),
+                saved: saved("/k/live", Some("2026-12-05T12:00:00Z")),
+            },
+            Kept {
+                cluster: "old".into(),
+                saved: saved("/k/old", Some("2026-12-05T09:00:00Z")),
+            },
+            Kept {
+                cluster: "gone".into(),
+                saved: saved("/k/gone", None),
+            },
+            Kept {
+                cluster: "forever".into(),
+                saved: saved("/k/forever", None),
+            },
+        ];
+        let shown = views(kept, at("2026-12-05T10:00:00Z"), |path| {
+            path != Path::new("/k/gone")
+        });
+        let problems: Vec<_> = shown.iter().map(|view| view.problem.as_deref()).collect();
+        assert_eq!(problems[0], None);
+        assert!(problems[1].is_some_and(|p| p.contains("expired")));
+        assert!(problems[2].is_some_and(|p| p.contains("file is gone")));
+        assert_eq!(
+            problems[3], None,
+            "a kubeconfig without expiry never expires"
+        );
+    }
+}

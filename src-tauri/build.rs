@@ -28,6 +28,7 @@ const COMMANDS: &[&str] = &[
     "revoke_identity",
     "save_kubeconfig",
     "kubeconfigs",
+    "node_infra",
     "apply_manifest",
     "job",
 ];

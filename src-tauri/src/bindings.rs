@@ -39,6 +39,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             clusters::revoke_identity,
             clusters::save_kubeconfig,
             clusters::kubeconfigs,
+            clusters::node_infra,
             clusters::apply_manifest,
             clusters::job,
         ])

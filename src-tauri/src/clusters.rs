@@ -10,6 +10,7 @@ use specta::Type;
 use swdesk_api::Desk;
 use swdesk_api::clusters::{Applied, ApplyRequest, ClustersView, JobView, SavedKubeconfig};
 use swdesk_api::kubeconfigs::KubeconfigView;
+use swdesk_api::node_infra::NodeInfraView;
 use tauri_specta::Event;
 
 use crate::commands::CommandError;
@@ -82,6 +83,17 @@ pub async fn save_kubeconfig(
     Ok(desk
         .save_kubeconfig(&name, ttl_seconds.map(i64::from), no_expiry, &path)
         .await?)
+}
+
+/// The node Infra of a cluster: each node's contract (phase, winner, receipt) as the record
+/// the gateway keeps for them says, and where the nodes and the record disagree.
+#[tauri::command]
+#[specta::specta]
+pub async fn node_infra(
+    desk: tauri::State<'_, Arc<Desk>>,
+    name: String,
+) -> Result<Option<NodeInfraView>, CommandError> {
+    Ok(desk.node_infra(&name).await?)
 }
 
 /// The kubeconfigs saved here for the signed-in owner (kept across restarts), each with what

@@ -1,5 +1,6 @@
 //! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
-//! loopback: create a cluster and watch it become Ready live, see its nodes, download a
+//! loopback: create a cluster and watch it become Ready live, see its nodes (each with its
+//! contract as the gateway's node Infra record says), download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log.
@@ -78,6 +79,25 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         )
         .await?;
     window.find("[data-testid='cluster-nodes'] li").await?;
+    // The nodes as one Infra: the gateway's record, each node with its contract, agreeing.
+    window
+        .wait_for_text(
+            "[data-testid='node-infra'] [data-node-contract='node-0'] [data-testid='node-contract-phase']",
+            "Deployed",
+        )
+        .await?;
+    let infra = window.text_of("[data-testid='node-infra']").await?;
+    assert!(
+        infra.contains("computer.socialweb.infra/nodes-") && infra.contains("dev-node-1"),
+        "the record and each node are shown: {infra}"
+    );
+    assert!(
+        window
+            .find_all("[data-testid='node-infra-drift']")
+            .await?
+            .is_empty(),
+        "claims and record agree"
+    );
     let server = window.text_of("[data-testid='cluster-server']").await?;
     window.screenshot("ready-with-nodes").await?;
 

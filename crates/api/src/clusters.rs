@@ -37,6 +37,8 @@ pub struct NodeRow {
     pub node_name: Option<String>,
     /// What it says about itself.
     pub message: Option<String>,
+    /// The account (DID) holding that Infra: the gateway's.
+    pub workspace: Option<String>,
     /// The Infra (in the gateway's account) whose contract runs it.
     pub infra: Option<String>,
     /// That Infra's contract entry.
@@ -173,6 +175,10 @@ impl ClusterBoard {
                 phase: claim.phase.as_ref().map(text),
                 node_name: claim.node_name.clone(),
                 message: claim.message.clone(),
+                workspace: claim
+                    .infra
+                    .as_ref()
+                    .and_then(|infra| infra.workspace.clone()),
                 infra: claim.infra.as_ref().map(|infra| infra.name.clone()),
                 contract: claim.infra.as_ref().map(|infra| infra.contract.clone()),
             });

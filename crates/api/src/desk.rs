@@ -42,6 +42,7 @@ use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, 
 use crate::identities::Identities;
 use crate::kubeconfigs::{self, KeptKubeconfigs, KubeconfigView};
 use crate::network::Network;
+use crate::node_infra::{self, NodeInfraView};
 use crate::records::{self, RecordView};
 use crate::secrets;
 use crate::serde_name;
@@ -463,6 +464,36 @@ impl Desk {
             tracing::warn!(%error, "the saved kubeconfig could not be remembered");
         }
         Ok(saved)
+    }
+
+    /// The node Infra of the owner's cluster `name` (the record the gateway keeps for its
+    /// nodes), read from the gateway's repo; `None` while no node names one.
+    pub async fn node_infra(&self, name: &str) -> Result<Option<NodeInfraView>, DeskError> {
+        let nodes = self
+            .clusters()?
+            .clusters
+            .into_iter()
+            .find(|cluster| cluster.name == name)
+            .map(|cluster| cluster.nodes)
+            .unwrap_or_default();
+        let Some((workspace, infra)) = node_infra::record_of(&nodes) else {
+            return Ok(None);
+        };
+        let uri = RecordUri::parse(&format!(
+            "at://{workspace}/{}/{infra}",
+            node_infra::COLLECTION
+        ))
+        .map_err(|error| DeskError::Record(error.to_string()))?;
+        let agent = self.sessions.agent().ok_or(DeskError::SignedOut)?;
+        let repo = PdsRepo::new(agent, self.identities.resolver().clone());
+        let stored = repo
+            .get(&uri)
+            .await
+            .map_err(|error| DeskError::Record(error.to_string()))?;
+        stored
+            .map(|stored| node_infra::view(&uri.to_string(), stored.value, &nodes))
+            .transpose()
+            .map_err(DeskError::Record)
     }
 
     /// The kubeconfigs saved here for the signed-in account, kept across restarts, each with

@@ -12,8 +12,11 @@
 //!   holds it, beside this device's declaration (the record inspector, the conflict view);
 //!   [`secrets`]: a deployment's secrets (set, rotated, removed) and what each guest has of
 //!   them;
-//! - [`desk`]: both together, as the shell sees the app: the controller runs while someone is
-//!   signed in.
+//! - [`clusters`]: the owner's tenant clusters through the gateway; [`node_infra`]: a
+//!   cluster's nodes as the one Infra the gateway keeps for them; [`kubeconfigs`]: the
+//!   kubeconfigs saved here, kept across restarts;
+//! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
+//!   someone is signed in.
 
 pub mod activity;
 pub mod clusters;
@@ -24,6 +27,7 @@ pub mod desk;
 pub mod identities;
 pub mod kubeconfigs;
 pub mod network;
+pub mod node_infra;
 pub mod records;
 pub mod secrets;
 pub mod session;

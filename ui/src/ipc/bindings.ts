@@ -75,6 +75,11 @@ export const commands = {
 	 *  no longer works.
 	 */
 	kubeconfigs: () => typedError<KubeconfigView_Serialize[], CommandError>(__TAURI_INVOKE("kubeconfigs")),
+	/**
+	 *  The node Infra of a cluster: each node's contract (phase, winner, receipt) as the record
+	 *  the gateway keeps for them says, and where the nodes and the record disagree.
+	 */
+	nodeInfra: (name: string) => typedError<NodeInfraView_Serialize | null, CommandError>(__TAURI_INVOKE("node_infra", { name })),
 	/**  Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it. */
 	applyManifest: (cluster: string, manifest: string, dryRun: boolean, force: boolean) => typedError<Applied_Serialize, CommandError>(__TAURI_INVOKE("apply_manifest", { cluster, manifest, dryRun, force })),
 	/**  A Job of a cluster now, with its last log lines. */
@@ -977,6 +982,68 @@ export type MemberRow_Serialize = {
 	state: string | null,
 };
 
+/**  One node's contract entry. */
+export type NodeContractView = NodeContractView_Serialize | NodeContractView_Deserialize;
+
+/**  One node's contract entry. */
+export type NodeContractView_Deserialize = {
+	/**  The entry's name. */
+	name: string,
+	/**  Its phase. */
+	phase: string,
+	/**  The winning bidder's DID. */
+	winner?: string | null,
+	/**  The receipt's at-uri. */
+	receipt?: string | null,
+	/**  What it waits for, or why it failed. */
+	message?: string | null,
+	/**  The NodeClaim that names it, if any. */
+	node?: string | null,
+};
+
+/**  One node's contract entry. */
+export type NodeContractView_Serialize = {
+	/**  The entry's name. */
+	name: string,
+	/**  Its phase. */
+	phase: string,
+	/**  The winning bidder's DID. */
+	winner: string | null,
+	/**  The receipt's at-uri. */
+	receipt: string | null,
+	/**  What it waits for, or why it failed. */
+	message: string | null,
+	/**  The NodeClaim that names it, if any. */
+	node: string | null,
+};
+
+/**  A cluster's node Infra as the window shows it. */
+export type NodeInfraView = NodeInfraView_Serialize | NodeInfraView_Deserialize;
+
+/**  A cluster's node Infra as the window shows it. */
+export type NodeInfraView_Deserialize = {
+	/**  The record's at-uri. */
+	uri: string,
+	/**  The Infra's rolled-up phase, as its record says. */
+	phase: string,
+	/**  Each contract entry: one per node. */
+	contracts: NodeContractView_Deserialize[],
+	/**  Where the NodeClaims and the Infra disagree, in words. */
+	drift: string[],
+};
+
+/**  A cluster's node Infra as the window shows it. */
+export type NodeInfraView_Serialize = {
+	/**  The record's at-uri. */
+	uri: string,
+	/**  The Infra's rolled-up phase, as its record says. */
+	phase: string,
+	/**  Each contract entry: one per node. */
+	contracts: NodeContractView_Serialize[],
+	/**  Where the NodeClaims and the Infra disagree, in words. */
+	drift: string[],
+};
+
 /**  One node of a cluster: a NodeClaim and the Infra entry behind it. */
 export type NodeRow = NodeRow_Serialize | NodeRow_Deserialize;
 
@@ -990,6 +1057,8 @@ export type NodeRow_Deserialize = {
 	nodeName?: string | null,
 	/**  What it says about itself. */
 	message?: string | null,
+	/**  The account (DID) holding that Infra: the gateway's. */
+	workspace?: string | null,
 	/**  The Infra (in the gateway's account) whose contract runs it. */
 	infra?: string | null,
 	/**  That Infra's contract entry. */
@@ -1006,6 +1075,8 @@ export type NodeRow_Serialize = {
 	nodeName: string | null,
 	/**  What it says about itself. */
 	message: string | null,
+	/**  The account (DID) holding that Infra: the gateway's. */
+	workspace: string | null,
 	/**  The Infra (in the gateway's account) whose contract runs it. */
 	infra: string | null,
 	/**  That Infra's contract entry. */

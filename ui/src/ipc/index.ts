@@ -15,6 +15,7 @@ import {
   type JobView,
   type SavedKubeconfig_Serialize as SavedKubeconfig,
   type KubeconfigView_Serialize as KubeconfigView,
+  type NodeInfraView_Serialize as NodeInfraView,
   type CommandError,
   type ContractIntent,
   type ContractView_Serialize as ContractView,
@@ -49,6 +50,7 @@ export type {
   JobView,
   SavedKubeconfig,
   KubeconfigView,
+  NodeInfraView,
   CommandError,
   ContractIntent,
   ContractView,
@@ -250,6 +252,11 @@ export async function saveKubeconfig(
   path: string,
 ): Promise<SavedKubeconfig> {
   return unwrap(await commands.saveKubeconfig(name, ttlSeconds, noExpiry, path));
+}
+
+/** The record the gateway keeps for a cluster's nodes: each node's contract, and drift. */
+export async function nodeInfra(name: string): Promise<NodeInfraView | null> {
+  return unwrap(await commands.nodeInfra(name));
 }
 
 /** The kubeconfigs saved here (kept across restarts), each with what no longer works. */

@@ -295,6 +295,9 @@ mod tests {
             serde_json::from_value(serde_json::json!({"name": "t", "keychainEntry": "k"}))
                 .expect("secret ref");
         assert_eq!(read.version, 1);
-        assert_eq!(short_recipient(&key("age1qqqqqqq8z4abc").recipient), "…8z4abc");
+        assert_eq!(
+            short_recipient(&key("age1qqqqqqq8z4abc").recipient),
+            "…8z4abc"
+        );
     }
 }

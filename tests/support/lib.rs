@@ -548,10 +548,11 @@ impl Drop for AppWindow {
     }
 }
 
-/// Waits (up to 15 s) until no app process runs with `home`'s data directory: the last app of
+/// Waits (up to 30 s: its controller's stop grace and the WebDriver session's teardown on a
+/// loaded machine) until no app process runs with `home`'s data directory: the last app of
 /// this home has exited.
 async fn wait_until_no_app_runs_in(home: &Path) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let running = app_processes_in(home);
         if running.is_empty() {

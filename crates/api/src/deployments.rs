@@ -339,15 +339,18 @@ pub fn set_contract(
     })
 }
 
-/// Whether the deployment `kind`/`name` exists.
-pub(crate) fn exists(
+/// The declared fields of the deployment `kind`/`name` (an Infra's spec, an
+/// EphemeralInfra's `infra`), if it exists.
+pub(crate) fn declared(
     store: &Store,
     kind: DeploymentKind,
     name: &Name,
-) -> Result<bool, IntentError> {
+) -> Result<Option<InfraSpec>, IntentError> {
     Ok(match kind {
-        DeploymentKind::Infra => store.get::<InfraSpec>(name)?.is_some(),
-        DeploymentKind::EphemeralInfra => store.get::<EphemeralInfraSpec>(name)?.is_some(),
+        DeploymentKind::Infra => store.get::<InfraSpec>(name)?.map(|object| object.spec),
+        DeploymentKind::EphemeralInfra => store
+            .get::<EphemeralInfraSpec>(name)?
+            .map(|object| object.spec.infra),
     })
 }
 

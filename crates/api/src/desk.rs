@@ -257,15 +257,13 @@ impl Desk {
         if !problems.is_empty() {
             return Err(IntentError::Invalid(problems).into());
         }
-        let exists = self
-            .intent({
-                let name = name.clone();
-                move |store| deployments::exists(store, kind, &name)
-            })
-            .await?;
-        if !exists {
-            return Err(IntentError::NotFound(format!("there is no deployment {name}")).into());
-        }
+        // Everything that could refuse the change is checked before the keychain is written:
+        // a refused secret must not leave a new value under the old version.
+        self.intent({
+            let (name, contracts) = (name.clone(), contracts.clone());
+            move |store| secrets::admissible(store, kind, &name, &contracts)
+        })
+        .await?;
         let entry = secrets::keychain_entry(kind, &name, &secret);
         let value = SecretValue::new(value.into_bytes());
         self.with_secret_values(move |values| values.write(&entry, &value))

@@ -16,7 +16,7 @@ use swdesk_core::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
 use swdesk_lexicon::problem::Problem;
 use swdesk_store::Store;
 
-use crate::deployments::{IntentError, edit_declared};
+use crate::deployments::{IntentError, declared, edit_declared};
 
 /// The keychain entry that holds the value of `secret` of the deployment `kind`/`name`.
 pub fn keychain_entry(kind: DeploymentKind, name: &Name, secret: &str) -> String {
@@ -60,6 +60,24 @@ pub fn problems(secret: &str, value_len: usize, contracts: &[String]) -> Vec<Pro
         }
     }
     problems
+}
+
+/// Whether the deployment exists and declares every one of `contracts`: what [`put`] would
+/// refuse, asked before the value is written anywhere.
+pub fn admissible(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    contracts: &[String],
+) -> Result<(), IntentError> {
+    let spec = declared(store, kind, name)?
+        .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+    let unknown = unknown_contracts(&spec, contracts);
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(IntentError::Invalid(unknown))
+    }
 }
 
 /// Declares `secret` for `contracts` (none: every contract) on the deployment, at the next

@@ -114,6 +114,15 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
         .await
         .unwrap_err();
     assert!(unknown.to_string().contains("problem"), "{unknown}");
+    let kept = desk
+        .reveal_secret(infra, web.clone(), "token".into())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        kept.code(),
+        "keychain",
+        "a refused secret writes no value: {kept}"
+    );
 
     let first = fresh("first");
     desk.set_secret(

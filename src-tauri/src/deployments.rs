@@ -116,7 +116,7 @@ pub async fn index_problem(
     Ok(desk.index_problem().await)
 }
 
-/// One deployment with its contracts, conditions, record and controller state.
+/// One deployment with its contracts, record and controller state.
 #[tauri::command]
 #[specta::specta]
 pub async fn deployment(

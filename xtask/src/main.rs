@@ -9,6 +9,7 @@ mod bundle;
 mod cmd;
 mod display;
 mod fuzz;
+mod imports;
 mod layout;
 mod list_bench;
 mod paths;
@@ -56,6 +57,9 @@ enum Task {
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
     Icons,
+    /// Check the structure rules `test` checks: no two files import each other, the api never
+    /// imports the controller's kinds, no shipped crate depends on the sandbox.
+    Layout,
 }
 
 #[derive(Debug, Subcommand)]
@@ -101,5 +105,6 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
         Task::Bundle(args) => bundle::bundle(paths, &args),
         Task::Bindings => run::bindings(paths),
         Task::Icons => run::icons(paths),
+        Task::Layout => layout::check(paths).and_then(|()| imports::check(paths)),
     }
 }

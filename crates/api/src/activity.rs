@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use swdesk_controller::kinds::deployment::{Deployment, SYNCED, child_name};
 use swdesk_controller::runtime::{Action, KeyStatus, RuntimeEvent};
 use swdesk_controller::{Engine, SystemClock};
-use swdesk_core::object::ConditionStatus;
+use swdesk_core::deployment::{Deployment, record_child_name};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec};
 use swdesk_core::repo::journal::{RecordWrite, WriteListener};
+use swdesk_core::sync::SyncState;
 use swdesk_core::timestamp::{Clock, Timestamp};
 use swdesk_core::uri::RecordUri;
 use swdesk_store::{ObjectOf, Store, StoreError};
@@ -32,11 +32,12 @@ const ACTIVITY_BACKLOG: usize = 512;
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncView {
-    /// Whether the record holds this declaration (the `Synced` condition).
+    /// Whether the record holds this declaration.
     pub synced: Option<bool>,
-    /// The last sync outcome (`Published`, `Pulled`, `Publishing`, `WaitingToSync`, `Offline`,
-    /// `Conflict`, `RecordInvalid`, `RecordEnded`...).
-    pub last_sync: Option<String>,
+    /// The last sync outcome, with its reason as data.
+    pub last_sync: Option<SyncState>,
+    /// Since when it has been in (or out of) sync (RFC 3339).
+    pub since: Option<String>,
     /// What the outcome means, in words.
     pub message: Option<String>,
     /// When the record was last written from here (RFC 3339).
@@ -63,10 +64,11 @@ impl SyncView {
     ) -> Self {
         let mut view = Self::default();
         let status = D::status(&object.status);
-        if let Some(synced) = status.conditions.iter().find(|c| c.kind == SYNCED) {
-            view.synced = Some(synced.status == ConditionStatus::True);
-            view.last_sync = Some(synced.reason.clone());
-            view.message = Some(synced.message.clone()).filter(|message| !message.is_empty());
+        if let Some(sync) = &status.sync {
+            view.synced = Some(sync.state.is_synced());
+            view.message = sync.state.message();
+            view.since = Some(sync.since.to_rfc3339());
+            view.last_sync = Some(sync.state.clone());
         }
         if let Some(child) = child {
             view.last_write_at = child.status.last_write_at.map(Timestamp::to_rfc3339);
@@ -89,7 +91,7 @@ pub fn child_record<D: Deployment>(
     store: &Store,
     object: &ObjectOf<D>,
 ) -> Result<Option<AtprotoRecordObject>, StoreError> {
-    match child_name::<D>(&object.metadata) {
+    match record_child_name(D::DEPLOYMENT, &object.metadata) {
         Ok(name) => store.get::<AtprotoRecordSpec>(&name),
         Err(_) => Ok(None),
     }

@@ -16,21 +16,23 @@ use swdesk_atproto::attestation::AttestationKey;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::ReconcileError;
-use swdesk_controller::kinds::compute::Unconnected;
-use swdesk_controller::kinds::deployment::{Deployment, Resolution, random_uid};
 use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
+use swdesk_core::deployment::Deployment;
 use swdesk_core::infra::DeploymentKind;
 use swdesk_core::market::Market;
+use swdesk_core::market::Unconnected;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::repo::journal::Journaled;
 use swdesk_core::secret::SecretVault;
+use swdesk_core::sync::Resolution;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::{OfferingSource, RequesterMarket};
+use swdesk_store::random_uid;
 use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};

@@ -12,10 +12,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use swdesk_controller::kinds::deployment::{
-    CONFLICT, Deployment, FOLLOWING, OFFLINE, PUBLISHED, PULLED, PUSHED, RECORD_ENDED,
-    RECORD_INVALID, RESERVED_KEY, SYNCED, WAITING_TO_SYNC, is_follower,
-};
 use swdesk_core::auction::request::{request_problems, requested_problems};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
@@ -23,13 +19,13 @@ use swdesk_core::collection::{
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
+use swdesk_core::deployment::{Deployment, SyncSummary, is_follower};
 use swdesk_core::infra::{
     Contract, ContractState, ContractStatus, DeploymentKind, EphemeralInfraSpec,
     EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
 use swdesk_core::name::Name;
-use swdesk_core::object::{ConditionStatus, Metadata, Object};
-use swdesk_core::rollup::ObjectPhase;
+use swdesk_core::object::{Metadata, Object};
 use swdesk_core::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
@@ -37,29 +33,6 @@ use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 use crate::contracts::{self, BidView, CheckView, GuestEventView, PhaseChangeView, TimelineEntry};
 use crate::controller::OWN_INDEX;
 use crate::serde_name as text;
-
-/// How a deployment stands with its record, in one word for the list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub enum SyncState {
-    /// The record holds this declaration.
-    InSync,
-    /// Being written to the repo.
-    Publishing,
-    /// The record's declaration was just applied here.
-    Pulling,
-    /// Edited here and in the repo: the owner chooses.
-    Conflict,
-    /// The repo cannot be reached; changes wait here.
-    Offline,
-    /// The record in the repo does not validate; nothing is written over it.
-    Invalid,
-    /// Its contracts are being released before the final write.
-    Ending,
-    /// Final: the record says it ended.
-    Ended,
-}
 
 /// A deployment's contracts in one phase.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -92,7 +65,7 @@ pub struct DeploymentRow {
     /// How many of its contracts drifted (the world disagrees with their records).
     pub drifting: u32,
     /// How it stands with its record.
-    pub sync: SyncState,
+    pub sync: SyncSummary,
     /// What the sync state means, in words, when there is more to say.
     pub sync_message: Option<String>,
     /// Whether this device writes it (runs its contracts); otherwise another device does, and
@@ -162,23 +135,6 @@ pub struct DriftView {
     pub fix: String,
 }
 
-/// An observed condition of a deployment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct ConditionView {
-    /// What it is about (`Synced`).
-    pub kind: String,
-    /// Whether it holds.
-    pub holds: bool,
-    /// Why, in one CamelCase word.
-    pub reason: String,
-    /// Why, in words.
-    pub message: String,
-    /// Since when (RFC 3339).
-    pub since: String,
-}
-
 /// Everything the window shows of one deployment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -188,8 +144,6 @@ pub struct DeploymentDetail {
     pub row: DeploymentRow,
     /// Every contract.
     pub contracts: Vec<ContractView>,
-    /// Its conditions.
-    pub conditions: Vec<ConditionView>,
     /// The record's cid as last bound.
     pub record_cid: Option<String>,
     /// The declaration as the owner edits it, pretty JSON: `{kind, metadata: {name, labels},
@@ -388,7 +342,7 @@ fn end_one<D: Deployment>(store: &Store, name: &Name, now: Timestamp) -> Result<
     let object = store
         .get::<D>(name)?
         .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
-    if is_follower(&object) {
+    if is_follower(&object.metadata) {
         return Err(IntentError::Refused(format!(
             "{name} is written by another device; end it there (or release its contracts here)"
         )));
@@ -469,7 +423,7 @@ where
 {
     loop {
         let Some(mut object) = store.get::<D>(&name)? else {
-            let uid = swdesk_controller::kinds::deployment::random_uid()
+            let uid = swdesk_store::random_uid()
                 .map_err(|error| IntentError::Refused(error.to_string()))?;
             let mut metadata = Metadata::new(name.clone(), uid, now);
             metadata.labels = labels.clone();
@@ -524,7 +478,7 @@ fn row<D: Deployment + RowKind>(
 ) -> DeploymentRow {
     let status = D::status(&object.status);
     let (sync, sync_message) = sync_state(object);
-    let written_here = !is_follower(object);
+    let written_here = !is_follower(&object.metadata);
     DeploymentRow {
         kind: format!("{:?}", D::KIND),
         name: object.metadata.name.to_string(),
@@ -588,17 +542,6 @@ fn describe<D: Deployment + RowKind>(
             .iter()
             .map(|compute| (compute.spec.contract.as_str(), *compute)),
     );
-    let conditions = status
-        .conditions
-        .iter()
-        .map(|condition| ConditionView {
-            kind: condition.kind.clone(),
-            holds: condition.status == ConditionStatus::True,
-            reason: condition.reason.clone(),
-            message: condition.message.clone(),
-            since: condition.last_transition_at.to_rfc3339(),
-        })
-        .collect();
     let secrets = crate::secrets::views(
         object.spec.infra(),
         &owned
@@ -613,7 +556,6 @@ fn describe<D: Deployment + RowKind>(
     DeploymentDetail {
         row: row(object, writers),
         contracts,
-        conditions,
         record_cid: status.record.as_ref().map(|bound| bound.cid.clone()),
         declaration: pretty(&json!({
             "kind": format!("{:?}", D::KIND),
@@ -664,29 +606,14 @@ fn contract_view(
     }
 }
 
-fn sync_state<D: Deployment>(object: &ObjectOf<D>) -> (SyncState, Option<String>) {
+fn sync_state<D: Deployment>(object: &ObjectOf<D>) -> (SyncSummary, Option<String>) {
     let status = D::status(&object.status);
-    if status.ended_at.is_some() || status.phase == ObjectPhase::Ended {
-        return (SyncState::Ended, None);
-    }
-    if object.metadata.is_deleting() {
-        return (SyncState::Ending, None);
-    }
-    let Some(synced) = status.conditions.iter().find(|c| c.kind == SYNCED) else {
-        return (SyncState::Publishing, None);
+    let summary = SyncSummary::of(status, object.metadata.is_deleting());
+    let message = match summary {
+        SyncSummary::Ended | SyncSummary::Ending => None,
+        _ => status.sync.as_ref().and_then(|sync| sync.state.message()),
     };
-    let message = Some(synced.message.clone()).filter(|message| !message.is_empty());
-    let state = match synced.reason.as_str() {
-        PUBLISHED | FOLLOWING | PUSHED => SyncState::InSync,
-        PULLED => SyncState::Pulling,
-        CONFLICT => SyncState::Conflict,
-        OFFLINE | WAITING_TO_SYNC => SyncState::Offline,
-        RECORD_INVALID | RESERVED_KEY => SyncState::Invalid,
-        RECORD_ENDED => SyncState::Ended,
-        _ if synced.status == ConditionStatus::True => SyncState::InSync,
-        _ => SyncState::Publishing,
-    };
-    (state, message)
+    (summary, message)
 }
 
 fn phase_counts(status: &InfraStatus) -> Vec<PhaseCount> {

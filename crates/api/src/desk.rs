@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_controller::SystemClock;
-use swdesk_controller::kinds::deployment::Resolution;
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
+use swdesk_core::sync::Resolution;
 use swdesk_core::timestamp::Clock;
 use swdesk_gateway::{Gateway, GatewayClient, GatewayClientConfig};
 use swdesk_store::{Store, StoreError};

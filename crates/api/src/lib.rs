@@ -36,9 +36,9 @@ pub use desk::{Desk, DeskError};
 pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};
-pub use swdesk_controller::kinds::deployment::Resolution;
 pub use swdesk_core::infra::DeploymentKind;
 pub use swdesk_core::name::Name;
+pub use swdesk_core::sync::Resolution;
 pub use swdesk_lexicon::Problem;
 
 /// The serde name of a unit enum value (`staged`, `Ready`, ...): how the window names phases.

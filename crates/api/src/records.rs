@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use swdesk_controller::kinds::deployment::{Deployment, RecordFacts};
 use swdesk_core::declaration::rules::record_problems;
+use swdesk_core::deployment::{Deployment, RecordFacts};
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::repo::StoredRecord;

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use swdesk_core::deployment::RecordError;
 use swdesk_core::name::Name;
 use swdesk_core::repo::{RecordRepo, RepoError};
 use swdesk_core::retry::{Backoff, Fault};
@@ -43,6 +44,12 @@ impl ReconcileError {
             _ => Fault::Permanent,
         };
         Action::RequeueAfter(fault.delay(&Backoff::DEFAULT, attempt))
+    }
+}
+
+impl From<RecordError> for ReconcileError {
+    fn from(error: RecordError) -> Self {
+        Self::Invalid(error.0)
     }
 }
 

@@ -23,6 +23,7 @@ use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, OwnerRef};
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::repo::RecordRepo;
+use swdesk_core::sync::Resolution;
 use swdesk_core::timestamp::Clock;
 use swdesk_store::{Change, Event, Resource, Store};
 use tokio::sync::broadcast::error::RecvError;
@@ -32,7 +33,7 @@ use crate::context::{Context, ReconcileError};
 use crate::index_writer::IndexWriter;
 use crate::kinds::collection::CollectionReconciler;
 use crate::kinds::compute::ComputeReconciler;
-use crate::kinds::deployment::{DeploymentReconciler, Resolution, resolve_conflict};
+use crate::kinds::deployment::{DeploymentReconciler, resolve_conflict};
 use crate::kinds::record::RecordReconciler;
 use crate::remote::RemoteView;
 use crate::runtime::{

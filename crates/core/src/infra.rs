@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::declaration::DeclarationHash;
 use crate::name::Name;
-use crate::object::{Condition, Kind, Object};
+use crate::object::{Kind, Object};
 use crate::rkey::Rkey;
 use crate::rollup::{ContractPhase, ObjectPhase};
 use crate::secret::SecretRef;
-use crate::sync::SyncMode;
+use crate::sync::{SyncMode, SyncStatus};
 use crate::timestamp::Timestamp;
 use crate::uri::RecordUri;
 
@@ -232,9 +232,9 @@ pub struct InfraStatus {
     /// The generation this status describes.
     #[serde(default)]
     pub observed_generation: u64,
-    /// Observed conditions (`Synced`, `Conflict`, ...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// How it stands with its record, as the reconciler last found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncStatus>,
     /// When the deployment ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<Timestamp>,

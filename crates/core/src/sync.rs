@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::declaration::DeclarationHash;
 use crate::rkey::Rkey;
+use crate::timestamp::Timestamp;
 
 /// `spec.record.sync`: which way declarations flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,6 +59,113 @@ pub enum SyncAction {
     Ended,
     /// The rkey is `self`: never touch it.
     Reserved,
+}
+
+/// How a deployment stands with its record, as its reconciler last found it. The reasons are
+/// data: the api and the window read this type, and nothing matches on words.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SyncState {
+    /// The declaration is handed to the record's writer and not written yet.
+    Publishing,
+    /// The record holds this declaration.
+    Published,
+    /// The record's declaration (edited elsewhere) was applied here.
+    Pulled,
+    /// A follower shows its writer's record, which holds this declaration.
+    Following,
+    /// A follower wrote the owner's edit into the writer's record, for the writer to act on.
+    Pushed,
+    /// The last write failed (the repo refused it or did not answer); it is retried.
+    WriteFailed {
+        /// Why, as the repo's client said it (already bounded and free of secrets).
+        error: String,
+    },
+    /// The repo could not be read; changes made here wait and are kept.
+    Offline {
+        /// Why, as the repo's client said it.
+        error: String,
+    },
+    /// Edited here and in the repo since they last agreed: the owner chooses.
+    Conflict,
+    /// The record in the repo does not validate; nothing is written over it until it does.
+    RecordInvalid {
+        /// Every problem, joined.
+        problems: String,
+    },
+    /// The record has ended; it is never written again.
+    RecordEnded,
+    /// A follower's record is not in the repo.
+    RecordGone,
+    /// The object is bound to `self`, the index's key, never a deployment's.
+    ReservedKey,
+}
+
+impl SyncState {
+    /// Whether the record and the object agree (or the record is final).
+    pub fn is_synced(&self) -> bool {
+        matches!(
+            self,
+            Self::Published | Self::Pulled | Self::Following | Self::Pushed | Self::RecordEnded
+        )
+    }
+
+    /// What the state means, in words, when there is more to say than its name.
+    pub fn message(&self) -> Option<String> {
+        let text = match self {
+            Self::Published | Self::Following => return None,
+            Self::Publishing => "waiting for the record to be written to the repo".to_owned(),
+            Self::Pulled => "the record's declaration was applied here".to_owned(),
+            Self::Pushed => "the edit is written for the writer to act on".to_owned(),
+            Self::WriteFailed { error } => {
+                format!("waiting to sync: the last write failed ({error}); it is retried")
+            }
+            Self::Offline { error } => format!(
+                "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
+            ),
+            Self::Conflict => "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's".to_owned(),
+            Self::RecordInvalid { problems } => format!(
+                "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
+            ),
+            Self::RecordEnded => "the record has ended; it is never written again".to_owned(),
+            Self::RecordGone => "the record this follows is not in the repo".to_owned(),
+            Self::ReservedKey => "`self` is the index's key, never a deployment's".to_owned(),
+        };
+        Some(text)
+    }
+}
+
+/// A [`SyncState`] and since when the deployment has been in (or out of) sync: the time moves
+/// only when [`SyncState::is_synced`] turns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStatus {
+    /// The state.
+    pub state: SyncState,
+    /// When it last turned in or out of sync.
+    pub since: Timestamp,
+}
+
+impl SyncStatus {
+    /// `state` as of `now`, following `previous`: the time is kept while the truth holds.
+    pub fn next(previous: Option<&Self>, state: SyncState, now: Timestamp) -> Self {
+        let since = previous
+            .filter(|previous| previous.state.is_synced() == state.is_synced())
+            .map_or(now, |previous| previous.since);
+        Self { state, since }
+    }
+}
+
+/// The owner's answer to a [`SyncAction::Conflict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum Resolution {
+    /// This side's declaration wins: it is written to the record.
+    KeepLocal,
+    /// The record's declaration wins: it is applied here.
+    TakeRecord,
 }
 
 /// What the reconcile knows about the record at the object's rkey.

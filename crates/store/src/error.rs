@@ -101,6 +101,9 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// The operating system gave no random bytes for a new uid.
+    #[error("no random source for a new object's uid: {0}")]
+    NoRandomness(String),
     /// The database itself failed (I/O, a full disk, a locked file).
     #[error("the object database failed: {0}")]
     Database(#[from] rusqlite::Error),

@@ -4,10 +4,10 @@
 //! controller: compare-and-swap on `resourceVersion`, finalizers, owner references with garbage
 //! collection, and a watch stream of committed changes.
 //!
-//! Map: [`store`] (the [`Store`] and its operations), [`resource`] (the [`Resource`] trait tying
-//! a kind to its spec and status types), [`watch`] (change [`Event`]s), [`schema`] (pragmas and
+//! Map: [`store`] (the [`Store`] and its operations), [`resource`] (how the database spells
+//! each kind; the [`Resource`] trait itself is the core's), [`watch`] (change [`Event`]s), [`schema`] (pragmas and
 //! the ordered migrations), [`error`] ([`StoreError`]), [`lock`] ([`StoreLock`]: one controller
-//! per store file, across processes); `lifecycle` and `row` are the untyped
+//! per store file, across processes), [`uid`] (new objects' uids); `lifecycle` and `row` are the untyped
 //! engine beneath the typed API.
 //!
 //! Invariants:
@@ -36,10 +36,12 @@ pub mod resource;
 mod row;
 pub mod schema;
 pub mod store;
+pub mod uid;
 pub mod watch;
 
 pub use error::StoreError;
 pub use lock::{LockError, StoreLock};
 pub use resource::{ObjectOf, Resource};
 pub use store::Store;
+pub use uid::random_uid;
 pub use watch::{Change, Event};

@@ -23,7 +23,7 @@ export const commands = {
 	deployments: () => typedError<DeploymentRow_Serialize[], CommandError>(__TAURI_INVOKE("deployments")),
 	/**  Why the index at `self` is not written now, if it is not (shown above the list). */
 	indexProblem: () => typedError<string | null, CommandError>(__TAURI_INVOKE("index_problem")),
-	/**  One deployment with its contracts, conditions, record and controller state. */
+	/**  One deployment with its contracts, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
 	 *  The deployment's record as the repo holds it now, beside this device's declaration (the
@@ -472,20 +472,6 @@ export type CommandError = {
 	problems: ProblemDto[],
 };
 
-/**  An observed condition of a deployment. */
-export type ConditionView = {
-	/**  What it is about (`Synced`). */
-	kind: string,
-	/**  Whether it holds. */
-	holds: boolean,
-	/**  Why, in one CamelCase word. */
-	reason: string,
-	/**  Why, in words. */
-	message: string,
-	/**  Since when (RFC 3339). */
-	since: string,
-};
-
 /**  One container's log. */
 export type ContainerLog = {
 	/**  `pod/container`. */
@@ -637,8 +623,6 @@ export type DeploymentDetail_Deserialize = {
 	row: DeploymentRow_Deserialize,
 	/**  Every contract. */
 	contracts: ContractView_Deserialize[],
-	/**  Its conditions. */
-	conditions: ConditionView[],
 	/**  The record's cid as last bound. */
 	recordCid?: string | null,
 	/**
@@ -660,8 +644,6 @@ export type DeploymentDetail_Serialize = {
 	row: DeploymentRow_Serialize,
 	/**  Every contract. */
 	contracts: ContractView_Serialize[],
-	/**  Its conditions. */
-	conditions: ConditionView[],
 	/**  The record's cid as last bound. */
 	recordCid: string | null,
 	/**
@@ -697,7 +679,7 @@ export type DeploymentRow_Deserialize = {
 	/**  How many of its contracts drifted (the world disagrees with their records). */
 	drifting: number,
 	/**  How it stands with its record. */
-	sync: SyncState,
+	sync: SyncSummary,
 	/**  What the sync state means, in words, when there is more to say. */
 	syncMessage?: string | null,
 	/**
@@ -739,7 +721,7 @@ export type DeploymentRow_Serialize = {
 	/**  How many of its contracts drifted (the world disagrees with their records). */
 	drifting: number,
 	/**  How it stands with its record. */
-	sync: SyncState,
+	sync: SyncSummary,
 	/**  What the sync state means, in words, when there is more to say. */
 	syncMessage: string | null,
 	/**
@@ -1250,8 +1232,47 @@ export type Session_Serialize = {
 	input: string | null,
 };
 
-/**  How a deployment stands with its record, in one word for the list. */
+/**
+ *  How a deployment stands with its record, as its reconciler last found it. The reasons are
+ *  data: the api and the window read this type, and nothing matches on words.
+ */
 export type SyncState = 
+/**  The declaration is handed to the record's writer and not written yet. */
+{ state: "publishing" } | 
+/**  The record holds this declaration. */
+{ state: "published" } | 
+/**  The record's declaration (edited elsewhere) was applied here. */
+{ state: "pulled" } | 
+/**  A follower shows its writer's record, which holds this declaration. */
+{ state: "following" } | 
+/**  A follower wrote the owner's edit into the writer's record, for the writer to act on. */
+{ state: "pushed" } | 
+/**  The last write failed (the repo refused it or did not answer); it is retried. */
+{ state: "writeFailed"; 
+/**  Why, as the repo's client said it (already bounded and free of secrets). */
+error: string } | 
+/**  The repo could not be read; changes made here wait and are kept. */
+{ state: "offline"; 
+/**  Why, as the repo's client said it. */
+error: string } | 
+/**  Edited here and in the repo since they last agreed: the owner chooses. */
+{ state: "conflict" } | 
+/**  The record in the repo does not validate; nothing is written over it until it does. */
+{ state: "recordInvalid"; 
+/**  Every problem, joined. */
+problems: string } | 
+/**  The record has ended; it is never written again. */
+{ state: "recordEnded" } | 
+/**  A follower's record is not in the repo. */
+{ state: "recordGone" } | 
+/**  The object is bound to `self`, the index's key, never a deployment's. */
+{ state: "reservedKey" };
+
+/**
+ *  How a deployment stands with its record, in one word for the list: its [`SyncState`] as
+ *  the owner needs to tell them apart, and where it is in its life.
+ */
+export type SyncSummary = 
 /**  The record holds this declaration. */
 "inSync" | 
 /**  Being written to the repo. */
@@ -1260,9 +1281,9 @@ export type SyncState =
 "pulling" | 
 /**  Edited here and in the repo: the owner chooses. */
 "conflict" | 
-/**  The repo cannot be reached; changes wait here. */
+/**  The repo cannot be reached or refused the write; changes wait here. */
 "offline" | 
-/**  The record in the repo does not validate; nothing is written over it. */
+/**  The record in the repo cannot be used; nothing is written over it. */
 "invalid" | 
 /**  Its contracts are being released before the final write. */
 "ending" | 
@@ -1274,13 +1295,12 @@ export type SyncView = SyncView_Serialize | SyncView_Deserialize;
 
 /**  How one deployment stands with its record and with the controller's runtime. */
 export type SyncView_Deserialize = {
-	/**  Whether the record holds this declaration (the `Synced` condition). */
+	/**  Whether the record holds this declaration. */
 	synced?: boolean | null,
-	/**
-	 *  The last sync outcome (`Published`, `Pulled`, `Publishing`, `WaitingToSync`, `Offline`,
-	 *  `Conflict`, `RecordInvalid`, `RecordEnded`...).
-	 */
-	lastSync?: string | null,
+	/**  The last sync outcome, with its reason as data. */
+	lastSync?: SyncState | null,
+	/**  Since when it has been in (or out of) sync (RFC 3339). */
+	since?: string | null,
 	/**  What the outcome means, in words. */
 	message?: string | null,
 	/**  When the record was last written from here (RFC 3339). */
@@ -1302,13 +1322,12 @@ export type SyncView_Deserialize = {
 
 /**  How one deployment stands with its record and with the controller's runtime. */
 export type SyncView_Serialize = {
-	/**  Whether the record holds this declaration (the `Synced` condition). */
+	/**  Whether the record holds this declaration. */
 	synced: boolean | null,
-	/**
-	 *  The last sync outcome (`Published`, `Pulled`, `Publishing`, `WaitingToSync`, `Offline`,
-	 *  `Conflict`, `RecordInvalid`, `RecordEnded`...).
-	 */
-	lastSync: string | null,
+	/**  The last sync outcome, with its reason as data. */
+	lastSync: SyncState | null,
+	/**  Since when it has been in (or out of) sync (RFC 3339). */
+	since: string | null,
 	/**  What the outcome means, in words. */
 	message: string | null,
 	/**  When the record was last written from here (RFC 3339). */

@@ -33,6 +33,8 @@ import {
   type GuestSecret_Serialize as GuestSecret,
   type RecordView_Serialize as RecordView,
   type Session,
+  type SyncState,
+  type SyncSummary,
   type SyncView_Serialize as SyncView,
   type TimelineEntry_Serialize as TimelineEntry,
 } from "./bindings";
@@ -68,6 +70,8 @@ export type {
   GuestSecret,
   RecordView,
   Session,
+  SyncState,
+  SyncSummary,
   SyncView,
   TimelineEntry,
 };

@@ -17,6 +17,7 @@ import {
   releaseOptimistically,
   rollBack,
   syncLabel,
+  syncStateLabel,
   waitingFor,
   writeForm,
   type Contract,
@@ -152,6 +153,12 @@ describe("the list", () => {
     );
     expect(contractSummary(row("a"))).toBe("No contracts");
     expect(syncLabel("offline")).toBe("Waiting to sync");
+  });
+
+  it("names the reconciler's sync outcome, its reason kept as data", () => {
+    expect(syncStateLabel({ state: "writeFailed", error: "HTTP 503" })).toBe("Write failed, retrying");
+    expect(syncStateLabel({ state: "published" })).toBe("Published");
+    expect(syncStateLabel(null)).toBe("—");
   });
 });
 

@@ -3,6 +3,8 @@
 // release and its rollback, a TTL countdown. Pure functions over plain data, unit tested; the
 // components only render what these return.
 
+import type { SyncState, SyncSummary } from "../ipc";
+
 /** The facts of a row this module reads (the generated `DeploymentRow` has them all). */
 export interface Row {
   kind: string;
@@ -13,7 +15,7 @@ export interface Row {
   contracts: { phase: string; count: number }[];
   /** How many of its contracts drifted (the world disagrees with their records). */
   drifting: number;
-  sync: SyncState;
+  sync: SyncSummary;
   syncMessage: string | null;
   writtenHere: boolean;
   writer: string | null;
@@ -25,15 +27,8 @@ export interface Row {
   version: number;
 }
 
-export type SyncState =
-  | "inSync"
-  | "publishing"
-  | "pulling"
-  | "conflict"
-  | "offline"
-  | "invalid"
-  | "ending"
-  | "ended";
+/** The sync words of the list and the reconciler's sync states: the core's types, generated. */
+export type { SyncState, SyncSummary };
 
 /** A contract as the detail shows it (the generated `ContractView`). */
 export interface Contract {
@@ -115,7 +110,7 @@ export function contractActions(contract: Contract): ("request" | "release" | "r
   }
 }
 
-const SYNC_LABELS: Record<SyncState, string> = {
+const SYNC_LABELS: Record<SyncSummary, string> = {
   inSync: "In sync",
   publishing: "Publishing",
   pulling: "Pulled",
@@ -127,12 +122,32 @@ const SYNC_LABELS: Record<SyncState, string> = {
 };
 
 /** The sync state as a word for the list. */
-export function syncLabel(sync: SyncState): string {
+export function syncLabel(sync: SyncSummary): string {
   return SYNC_LABELS[sync];
 }
 
+const SYNC_STATE_LABELS: Record<SyncState["state"], string> = {
+  publishing: "Publishing",
+  published: "Published",
+  pulled: "Pulled from the repo",
+  following: "Following the writer's record",
+  pushed: "Edit written for the writer",
+  writeFailed: "Write failed, retrying",
+  offline: "Repo unreachable",
+  conflict: "Conflict",
+  recordInvalid: "Record invalid",
+  recordEnded: "Record ended",
+  recordGone: "Record gone",
+  reservedKey: "Reserved key",
+};
+
+/** The reconciler's last sync outcome, in words for the detail. */
+export function syncStateLabel(state: SyncState | null | undefined): string {
+  return state ? SYNC_STATE_LABELS[state.state] : "—";
+}
+
 /** Whether the sync state needs the owner (a conflict, an invalid record). */
-export function syncNeedsOwner(sync: SyncState): boolean {
+export function syncNeedsOwner(sync: SyncSummary): boolean {
   return sync === "conflict" || sync === "invalid";
 }
 

@@ -7,12 +7,12 @@ use serde_json::Value;
 use swdesk_api::controller::{AccountController, store_path};
 use swdesk_api::records::{self, RecordView};
 use swdesk_atproto::PdsRepo;
-use swdesk_controller::kinds::deployment::Resolution;
 use swdesk_core::infra::{DeploymentKind, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
 use swdesk_core::repo::{RecordRepo, Swap};
 use swdesk_core::rkey::Rkey;
+use swdesk_core::sync::{Resolution, SyncState};
 use swdesk_core::uri::RecordUri;
 use swdesk_store::Store;
 
@@ -21,8 +21,8 @@ use crate::support::{
     INFRA, create_infra, description, edit_infra, eventually, infra, public_record, quick_engine,
 };
 
-/// The last sync outcome of the Infra `name` (`Published`, `Conflict`, ...).
-async fn last_sync(controller: &AccountController, name: &str) -> Option<String> {
+/// The last sync outcome of the Infra `name`.
+async fn last_sync(controller: &AccountController, name: &str) -> Option<SyncState> {
     let name = Name::parse(name).ok()?;
     let view = controller.sync_view::<InfraSpec>(&name).await.ok()??;
     view.last_sync
@@ -66,7 +66,7 @@ async fn a_deployment_edited_on_both_sides_waits_for_the_owner_and_each_resoluti
     }
     for name in ["keep", "take"] {
         eventually("published", async || {
-            (last_sync(&controller, name).await.as_deref() == Some("Published")).then_some(())
+            (last_sync(&controller, name).await == Some(SyncState::Published)).then_some(())
         })
         .await;
     }
@@ -87,7 +87,7 @@ async fn a_deployment_edited_on_both_sides_waits_for_the_owner_and_each_resoluti
     let controller = start().await;
     for name in ["keep", "take"] {
         eventually("the conflict is shown", async || {
-            (last_sync(&controller, name).await.as_deref() == Some("Conflict")).then_some(())
+            (last_sync(&controller, name).await == Some(SyncState::Conflict)).then_some(())
         })
         .await;
         let record = public_record(pds_url, &account.did, name).await.unwrap();
@@ -176,7 +176,7 @@ async fn a_record_that_does_not_validate_shows_its_problems_and_is_never_written
             .unwrap();
     create_infra(&controller, "web", "web v1");
     eventually("published", async || {
-        (last_sync(&controller, "web").await.as_deref() == Some("Published")).then_some(())
+        (last_sync(&controller, "web").await == Some(SyncState::Published)).then_some(())
     })
     .await;
 
@@ -192,7 +192,7 @@ async fn a_record_that_does_not_validate_shows_its_problems_and_is_never_written
             .sync_view::<InfraSpec>(&Name::parse("web").unwrap())
             .await
             .ok()??;
-        (view.last_sync.as_deref() == Some("RecordInvalid")).then_some(view)
+        matches!(view.last_sync, Some(SyncState::RecordInvalid { .. })).then_some(view)
     })
     .await;
     let message = view.message.unwrap_or_default();

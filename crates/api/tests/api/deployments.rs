@@ -3,9 +3,10 @@
 
 use serde_json::json;
 use swdesk_api::deployments::{
-    self, ContractIntent, IntentError, SyncState, change, declare, rows, set_contract,
+    self, ContractIntent, IntentError, change, declare, rows, set_contract,
 };
 use swdesk_core::collection::FOLLOWER_LABEL;
+use swdesk_core::deployment::SyncSummary;
 use swdesk_core::infra::{ContractState, DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::timestamp::Timestamp;
@@ -70,7 +71,7 @@ fn a_declaration_with_problems_is_refused_whole_naming_each_and_writes_nothing()
 fn declaring_again_edits_the_declaration_and_keeps_the_object() {
     let (_dir, store) = store();
     let first = declare(&store, &web("v1"), at(0)).unwrap();
-    assert_eq!(first.sync, SyncState::Publishing);
+    assert_eq!(first.sync, SyncSummary::Publishing);
     assert!(first.written_here);
     let uid = store
         .get::<InfraSpec>(&Name::parse("web").unwrap())
@@ -185,7 +186,7 @@ fn ending_asks_for_the_deletion_and_then_takes_no_more_changes() {
         .unwrap()
         .row
         .unwrap();
-    assert_eq!(row.sync, SyncState::Ending);
+    assert_eq!(row.sync, SyncSummary::Ending);
     let again = set_contract(
         &store,
         DeploymentKind::Infra,

@@ -10,15 +10,14 @@ use std::time::Duration;
 use swdesk_api::SessionView;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_controller::kinds::deployment::WAITING_TO_SYNC;
-use swdesk_core::object::ConditionStatus;
+use swdesk_core::sync::SyncState;
 use swdesk_devnet::fault_proxy::gaps;
 use swdesk_devnet::{Fault, FaultProxy, SandboxPds, Storage};
 
 use crate::session::{NoBrowser, network_of, sessions, signed_in};
 use crate::support::{
-    create_infra, eventually, free_port, kept_storage, public_record, public_rkeys, quick_engine,
-    sync_state,
+    create_infra, eventually, free_port, in_sync, kept_storage, public_record, public_rkeys,
+    quick_engine, sync_state,
 };
 
 pub const PUT_RECORD: &str = "/xrpc/com.atproto.repo.putRecord";
@@ -64,16 +63,16 @@ async fn publishing_through_429s_and_503s_waits_as_asked_and_lands_once() {
     proxy.inject(fault(PUT_RECORD, 503, None, 2));
     create_infra(&controller, "web", "web v1");
     let waiting = eventually("the deployment says it waits to sync", async || {
-        sync_state(&controller, "web").filter(|(_, reason, _)| reason == WAITING_TO_SYNC)
+        sync_state(&controller, "web")
+            .filter(|state| matches!(state, SyncState::WriteFailed { .. }))
     })
     .await;
-    assert!(waiting.2.starts_with("waiting to sync"), "{waiting:?}");
-    assert!(waiting.2.contains("HTTP 429"), "{waiting:?}");
+    let words = waiting.message().unwrap_or_default();
+    assert!(words.starts_with("waiting to sync"), "{waiting:?}");
+    assert!(words.contains("HTTP 429"), "{waiting:?}");
     eventually(
         "the deployment is in sync once the PDS answers",
-        async || {
-            sync_state(&controller, "web").filter(|(truth, _, _)| *truth == ConditionStatus::True)
-        },
+        async || in_sync(&controller, "web").then_some(()),
     )
     .await;
 

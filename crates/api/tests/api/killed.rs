@@ -19,7 +19,6 @@ use swdesk_api::{Network, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::Keychain;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::object::ConditionStatus;
 use swdesk_core::timestamp::Clock as _;
 use swdesk_devnet::{FaultProxy, Hold};
 use swdesk_store::Store;
@@ -27,8 +26,8 @@ use swdesk_store::Store;
 use crate::faults::{PUT_RECORD, pds_behind_proxy};
 use crate::session::{NoBrowser, network_of, signed_in};
 use crate::support::{
-    declare_infra, description, edit_infra, eventually, index_rkeys, infra, public_record,
-    public_rkeys, quick_engine, sync_state,
+    declare_infra, description, edit_infra, eventually, in_sync, index_rkeys, infra, public_record,
+    public_rkeys, quick_engine,
 };
 
 /// The environment variable that makes [`controller_process`] run, holding a [`ChildSetUp`].
@@ -147,10 +146,7 @@ impl World {
             async || {
                 names
                     .iter()
-                    .all(|name| {
-                        sync_state(&controller, name)
-                            .is_some_and(|(truth, _, _)| truth == ConditionStatus::True)
-                    })
+                    .all(|name| in_sync(&controller, name))
                     .then_some(())
             },
         )

@@ -8,10 +8,10 @@ use serde_json::json;
 use swdesk_api::controller::{AccountController, MarketAccess};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::Resolver;
-use swdesk_controller::kinds::deployment::{CONFLICT, SYNCED};
 use swdesk_core::infra::{ContractState, InfraSpec};
 use swdesk_core::object::{Metadata, Object};
 use swdesk_core::rollup::ContractPhase;
+use swdesk_core::sync::SyncState;
 use swdesk_core::timestamp::Clock;
 use swdesk_market::OfferingSource;
 use swdesk_net::Outbound;
@@ -56,7 +56,7 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
     let object: Object<InfraSpec, _> = Object {
         metadata: Metadata::new(
             swdesk_core::name::Name::parse("rented").unwrap(),
-            swdesk_controller::kinds::deployment::random_uid().unwrap(),
+            swdesk_store::random_uid().unwrap(),
             swdesk_controller::SystemClock.now(),
         ),
         spec: serde_json::from_value(json!({"contracts": [
@@ -66,18 +66,14 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
     };
     controller.store().create::<InfraSpec>(&object).unwrap();
     let store = controller.store();
-    let synced = |reason: &str| {
-        infra(store, "rented").is_some_and(|object| {
-            object
-                .status
-                .conditions
-                .iter()
-                .any(|condition| condition.kind == SYNCED && condition.reason == reason)
-        })
+    let synced = |state: SyncState| {
+        infra(store, "rented")
+            .and_then(|object| object.status.sync)
+            .is_some_and(|sync| sync.state == state)
     };
     if wait_for_the_first_write {
         eventually("the deployment is published", async || {
-            synced("Published").then_some(())
+            synced(SyncState::Published).then_some(())
         })
         .await;
     }
@@ -88,14 +84,14 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
     let mut seen_conflict = false;
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
-        seen_conflict |= synced(CONFLICT);
+        seen_conflict |= synced(SyncState::Conflict);
         let object = infra(store, "rented").unwrap();
         let deployed = object
             .status
             .contracts
             .first()
             .is_some_and(|contract| contract.phase == ContractPhase::Deployed);
-        if deployed && synced("Published") {
+        if deployed && synced(SyncState::Published) {
             break;
         }
         assert!(

@@ -11,25 +11,27 @@ use swdesk_api::activity::Activity;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_controller::kinds::deployment::{OFFLINE, WAITING_TO_SYNC};
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::name::Name;
-use swdesk_core::object::ConditionStatus;
 use swdesk_core::repo::counted::Counted;
+use swdesk_core::sync::SyncState;
 use swdesk_devnet::SandboxPds;
 
 use crate::session::{NoBrowser, network_of, sessions, signed_in};
 use crate::support::{
-    create_infra, delete_infra, edit_infra, eventually, index_rkeys, infra, public_record,
+    create_infra, delete_infra, edit_infra, eventually, in_sync, index_rkeys, infra, public_record,
     public_rkeys, quick_engine, sandbox_kept_in, sync_state,
 };
 
 /// Whether the Infra `name` says it waits for the repo.
 fn waits_to_sync(controller: &AccountController, name: &str) -> bool {
-    sync_state(controller, name).is_some_and(|(truth, reason, message)| {
-        truth == ConditionStatus::False
-            && [OFFLINE, WAITING_TO_SYNC].contains(&reason.as_str())
-            && message.starts_with("waiting to sync")
+    sync_state(controller, name).is_some_and(|state| {
+        matches!(
+            state,
+            SyncState::Offline { .. } | SyncState::WriteFailed { .. }
+        ) && state
+            .message()
+            .is_some_and(|words| words.starts_with("waiting to sync"))
     })
 }
 
@@ -119,8 +121,7 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
     })
     .await;
     eventually("every deployment is back in sync", async || {
-        let in_sync =
-            |name| sync_state(&controller, name).is_some_and(|s| s.0 == ConditionStatus::True);
+        let in_sync = |name| in_sync(&controller, name);
         (in_sync("alpha") && in_sync("beta") && infra(controller.store(), "gamma").is_none())
             .then_some(())
     })

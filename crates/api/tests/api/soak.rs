@@ -17,15 +17,14 @@ use std::time::{Duration, Instant};
 use swdesk_api::controller::AccountController;
 use swdesk_core::infra::{Contract, ContractState, InfraSpec};
 use swdesk_core::name::Name;
-use swdesk_core::object::ConditionStatus;
 use swdesk_core::timestamp::Clock as _;
 use swdesk_devnet::Fault;
 
 use crate::faults::{PUT_RECORD, pds_behind_proxy};
 use crate::session::{network_of, signed_in};
 use crate::support::{
-    declare_infra, edit_infra, index_rkeys, infra, public_record, public_rkeys, quick_engine,
-    sync_state,
+    declare_infra, edit_infra, in_sync, index_rkeys, infra, public_record, public_rkeys,
+    quick_engine, sync_state,
 };
 
 /// How long the soak runs, from `SWDESK_SOAK_MINUTES`.
@@ -231,10 +230,7 @@ async fn check(
     tally.checks += 1;
     let settled = tokio::time::timeout(SETTLE, async {
         loop {
-            let in_sync = live.iter().all(|name| {
-                sync_state(controller, name)
-                    .is_some_and(|(truth, _, _)| truth == ConditionStatus::True)
-            });
+            let in_sync = live.iter().all(|name| in_sync(controller, name));
             let ended_gone = made
                 .iter()
                 .filter(|name| !live.contains(name))
@@ -254,8 +250,7 @@ async fn check(
         let mut unsettled = Vec::new();
         for name in made {
             let done = if live.contains(name) {
-                sync_state(controller, name)
-                    .is_some_and(|(truth, _, _)| truth == ConditionStatus::True)
+                in_sync(controller, name)
             } else {
                 infra(controller.store(), name).is_none()
             };

@@ -7,13 +7,14 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_api::controller::AccountController;
 use swdesk_controller::EngineConfig;
-use swdesk_controller::kinds::deployment::{SYNCED, random_uid};
 use swdesk_controller::runtime::ControllerConfig;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
-use swdesk_core::object::{ConditionStatus, Metadata, Object};
+use swdesk_core::object::{Metadata, Object};
+use swdesk_core::sync::SyncState;
 use swdesk_core::timestamp::Clock;
 use swdesk_devnet::{SandboxPds, Storage};
+use swdesk_store::random_uid;
 use swdesk_store::{ObjectOf, Store, StoreError};
 
 pub const INFRA: &str = "computer.socialweb.infra";
@@ -165,14 +166,17 @@ pub fn kept_storage(dir: &std::path::Path) -> Storage {
     }
 }
 
-/// The `Synced` condition of the Infra `name`: its truth, reason and message.
-pub fn sync_state(
-    controller: &AccountController,
-    name: &str,
-) -> Option<(ConditionStatus, String, String)> {
-    let object = infra(controller.store(), name)?;
-    let synced = object.status.conditions.iter().find(|c| c.kind == SYNCED)?;
-    Some((synced.status, synced.reason.clone(), synced.message.clone()))
+/// How the Infra `name` stands with its record, as its reconciler last found it.
+pub fn sync_state(controller: &AccountController, name: &str) -> Option<SyncState> {
+    infra(controller.store(), name)?
+        .status
+        .sync
+        .map(|sync| sync.state)
+}
+
+/// Whether the Infra `name` is in sync with its record.
+pub fn in_sync(controller: &AccountController, name: &str) -> bool {
+    sync_state(controller, name).is_some_and(|state| state.is_synced())
 }
 
 /// A sandbox bidder on loopback with a fresh account (its handle starting with `prefix`) on

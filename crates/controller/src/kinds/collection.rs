@@ -25,11 +25,12 @@ use swdesk_lexicon::computer::socialweb::infra::IndexEntry;
 use swdesk_lexicon::{Infra, Record as _};
 use swdesk_store::{ObjectOf, Resource};
 
-use super::deployment::{Deployment, is_follower, random_uid};
 use crate::context::{Context, ReconcileError};
 use crate::index_writer::INDEX_COLLECTION;
 use crate::remote::RemoteView;
 use crate::runtime::{Action, ObjectKey, Reconciler};
+use swdesk_core::deployment::{Deployment, is_follower};
+use swdesk_store::random_uid;
 
 /// How often the index is read again.
 const FOLLOW_EVERY: Duration = Duration::from_secs(60);
@@ -73,7 +74,7 @@ where
         for entry in &entries {
             let name = match deployments
                 .iter()
-                .find(|d| is_follower(d) && bound_rkey(d).as_deref() == Some(&entry.rkey))
+                .find(|d| is_follower(&d.metadata) && bound_rkey(d).as_deref() == Some(&entry.rkey))
             {
                 Some(follower) => follower.metadata.name.clone(),
                 None if bound.contains(&entry.rkey) => continue,
@@ -176,7 +177,7 @@ where
         let live: BTreeSet<&str> = entries.iter().map(|entry| entry.rkey.as_str()).collect();
         let owner = &collection.metadata.uid;
         for follower in deployments.iter().filter(|d| {
-            is_follower(d)
+            is_follower(&d.metadata)
                 && d.metadata.owner_refs.iter().any(|r| &r.uid == owner)
                 && !d.metadata.is_deleting()
                 && bound_rkey(d).is_some_and(|rkey| !live.contains(rkey.as_str()))

@@ -2,10 +2,6 @@
 //! the [`Market`] port. Each run asks the market for the next step and records the status it
 //! answers; a waiting contract is looked at again soon, a finished one only when it changes.
 //!
-//! Also here: [`Unconnected`], the market of a build that has none yet. It rents nothing, so
-//! a requested contract waits (and says so) and a release of a contract that never got a guest
-//! is done at once.
-//!
 //! Invariants: a ComputeContract that holds a guest never goes before its release is
 //! confirmed (its finalizer waits, asking for the release); the status is written only when
 //! it changed; the phase history is appended here and only here, when the market's answer
@@ -19,7 +15,6 @@ use swdesk_core::compute::{
 };
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::RecordRepo;
-use swdesk_core::timestamp::Timestamp;
 
 use crate::context::{Context, ReconcileError};
 use crate::runtime::finalizer::CleanupProgress;
@@ -128,38 +123,6 @@ impl<R: RecordRepo + 'static, M: Market + 'static> Reconciler for ComputeReconci
 
 fn market_error(error: MarketError) -> ReconcileError {
     ReconcileError::Market(error.message)
-}
-
-/// The market of a build without one: nothing is rented, so a requested contract waits and a
-/// release of a contract without a guest is done at once.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Unconnected;
-
-/// What a requested contract waits for in a build without a market.
-pub const NO_MARKET: &str =
-    "waiting for the compute market: this build has no market connection yet";
-
-impl Market for Unconnected {
-    async fn advance(
-        &self,
-        contract: &ComputeContractObject,
-        now: Timestamp,
-    ) -> Result<ComputeContractStatus, MarketError> {
-        let mut status = contract.status.clone();
-        match (contract.spec.release, status.receipt.is_some()) {
-            (true, false) => {
-                status.phase = ComputePhase::Released;
-                status.message = Some("released before any guest was rented".to_owned());
-                status.release_sent_at = Some(contract.spec.release_requested_at.unwrap_or(now));
-            }
-            (true, true) => {
-                status.message =
-                    Some("waiting for the compute market to confirm the release".to_owned());
-            }
-            (false, _) => status.message = Some(NO_MARKET.to_owned()),
-        }
-        Ok(status)
-    }
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 //! a successor rkey.
 
 use serde_json::{Value, json};
-use swdesk_controller::kinds::deployment::{Resolution, resolve_conflict};
+use swdesk_controller::kinds::deployment::resolve_conflict;
 use swdesk_controller::runtime::{ObjectKey, Reconciler};
 use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
-use swdesk_core::object::{Condition, ConditionStatus, Object};
+use swdesk_core::object::Object;
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::rollup::{ContractPhase, ObjectPhase};
+use swdesk_core::sync::{Resolution, SyncState};
 use swdesk_store::ObjectOf;
 
 use crate::support::{Core, OWNER, World};
@@ -70,22 +71,8 @@ fn live_rkeys(world: &World) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn synced_condition(object: &ObjectOf<InfraSpec>) -> &Condition {
-    object
-        .status
-        .conditions
-        .iter()
-        .find(|c| c.kind == "Synced")
-        .expect("a Synced condition")
-}
-
-fn synced(object: &ObjectOf<InfraSpec>) -> (ConditionStatus, String) {
-    let condition = synced_condition(object);
-    (condition.status, condition.reason.clone())
-}
-
-fn condition_message(object: &ObjectOf<InfraSpec>) -> &str {
-    &synced_condition(object).message
+fn sync(object: &ObjectOf<InfraSpec>) -> SyncState {
+    object.status.sync.clone().expect("a sync state").state
 }
 
 /// Edits the record as another device would, and lets the controller's view see it.
@@ -116,10 +103,7 @@ async fn a_new_deployment_is_published_bound_and_listed_in_the_index() {
     let object = get(&world, "web").unwrap();
     assert_eq!(object.status.record.as_ref().unwrap().rkey.as_str(), "web");
     assert_eq!(object.status.phase, ObjectPhase::Staged);
-    assert_eq!(
-        synced(&object),
-        (ConditionStatus::True, "Published".to_owned())
-    );
+    assert_eq!(sync(&object), SyncState::Published);
     assert_eq!(live_rkeys(&world), ["web"]);
     assert_eq!(index(&world)["live"][0]["writer"], "desktop");
 }
@@ -165,7 +149,7 @@ async fn an_edit_made_elsewhere_is_pulled_onto_the_spec() {
 
     let object = get(&world, "web").unwrap();
     assert_eq!(object.spec.description.as_deref(), Some("edited elsewhere"));
-    assert_eq!(synced(&object).0, ConditionStatus::True);
+    assert_eq!(sync(&object), SyncState::Published);
     assert_eq!(
         record(&world, "web").unwrap()["description"],
         "edited elsewhere"
@@ -188,10 +172,7 @@ async fn edits_on_both_sides_stop_at_a_conflict_and_nothing_is_overwritten() {
     core.settle(&world).await;
 
     let object = get(&world, "web").unwrap();
-    assert_eq!(
-        synced(&object),
-        (ConditionStatus::False, "Conflict".to_owned())
-    );
+    assert_eq!(sync(&object), SyncState::Conflict);
     assert_eq!(
         record(&world, "web").unwrap()["description"],
         "theirs",
@@ -229,12 +210,7 @@ async fn an_edit_made_while_our_own_write_was_in_flight_is_pushed_not_a_conflict
     core.settle(&world).await;
 
     let object = get(&world, "web").unwrap();
-    assert_eq!(
-        synced(&object).0,
-        ConditionStatus::True,
-        "{:?}",
-        synced(&object)
-    );
+    assert!(sync(&object).is_synced(), "{:?}", sync(&object));
     assert_eq!(record(&world, "web").unwrap()["description"], "v3");
 }
 
@@ -352,9 +328,10 @@ async fn a_record_that_does_not_read_as_a_deployment_is_shown_and_never_overwrit
     core.settle(&world).await;
 
     let object = get(&world, "web").unwrap();
-    assert_eq!(
-        synced(&object),
-        (ConditionStatus::False, "RecordInvalid".to_owned())
+    assert!(
+        matches!(sync(&object), SyncState::RecordInvalid { .. }),
+        "{:?}",
+        sync(&object)
     );
     assert_eq!(record(&world, "web").unwrap(), broken);
 }
@@ -496,7 +473,7 @@ async fn in_conflict(world: &World, core: &Core) {
     object.spec.description = Some("ours".to_owned());
     world.store.replace::<InfraSpec>(&object).unwrap();
     core.settle(world).await;
-    assert_eq!(synced(&get(world, "web").unwrap()).1, "Conflict");
+    assert_eq!(sync(&get(world, "web").unwrap()), SyncState::Conflict);
 }
 
 async fn resolve(world: &World, core: &Core, resolution: Resolution) {
@@ -516,7 +493,7 @@ async fn keeping_this_side_in_a_conflict_writes_it_to_the_record() {
     assert_eq!(record(&world, "web").unwrap()["description"], "ours");
     let object = get(&world, "web").unwrap();
     assert_eq!(object.spec.description.as_deref(), Some("ours"));
-    assert_eq!(synced(&object).0, ConditionStatus::True);
+    assert_eq!(sync(&object), SyncState::Published);
 }
 
 #[tokio::test(start_paused = true)]
@@ -528,7 +505,7 @@ async fn taking_the_record_in_a_conflict_applies_it_here() {
     assert_eq!(record(&world, "web").unwrap()["description"], "theirs");
     let object = get(&world, "web").unwrap();
     assert_eq!(object.spec.description.as_deref(), Some("theirs"));
-    assert_eq!(synced(&object).0, ConditionStatus::True);
+    assert_eq!(sync(&object), SyncState::Published);
 }
 
 #[tokio::test(start_paused = true)]
@@ -565,13 +542,19 @@ async fn deployments_made_offline_are_published_once_the_repo_is_back_with_no_ex
         Some("alpha"),
         "nothing is lost"
     );
-    let (truth, reason) = synced(&waiting);
-    assert_eq!(truth, ConditionStatus::False);
+    let state = sync(&waiting);
     assert!(
-        ["Offline", "WaitingToSync"].contains(&reason.as_str()),
-        "the deployment says it waits to sync, not {reason}"
+        matches!(
+            state,
+            SyncState::Offline { .. } | SyncState::WriteFailed { .. }
+        ),
+        "the deployment says it waits to sync, not {state:?}"
     );
-    assert!(condition_message(&waiting).starts_with("waiting to sync"));
+    assert!(
+        state
+            .message()
+            .is_some_and(|words| words.starts_with("waiting to sync"))
+    );
 
     world.repo.set_offline(false);
     let before = world.repo.calls();

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use swdesk_controller::kinds::compute::Unconnected;
 use swdesk_controller::{Engine, EngineConfig};
 use swdesk_core::infra::{InfraSpec, InfraStatus};
+use swdesk_core::market::Unconnected;
 use swdesk_core::name::Name;
 use swdesk_core::object::Object;
 

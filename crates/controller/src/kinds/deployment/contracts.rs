@@ -18,8 +18,9 @@ use swdesk_core::secret::SecretRef;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_store::ObjectOf;
 
-use super::kind::Deployment;
 use crate::context::{Context, ReconcileError};
+use swdesk_core::deployment::Deployment;
+use swdesk_store::random_uid;
 
 /// The contracts of a deployment after one convergence step.
 #[derive(Debug, Clone, Default)]
@@ -210,12 +211,4 @@ fn compute_contract_name(owner: &Uid, contract: &str) -> Result<Name, ReconcileE
     text.truncate(63);
     let text = text.trim_end_matches('-');
     Name::parse(text).map_err(|error| ReconcileError::Invalid(error.to_string()))
-}
-
-/// A fresh random uid (from the OS's random source).
-pub fn random_uid() -> Result<Uid, ReconcileError> {
-    let mut bytes = [0_u8; 16];
-    getrandom::getrandom(&mut bytes)
-        .map_err(|error| ReconcileError::Invalid(format!("no random source for a uid: {error}")))?;
-    Ok(Uid::from_bytes(bytes))
 }

@@ -14,18 +14,15 @@
 
 use std::time::Duration;
 
-use swdesk_core::collection::FOLLOWER_LABEL;
 use swdesk_core::declaration::Declaration;
+use swdesk_core::deployment::Deployment;
 use swdesk_core::infra::BoundRecord;
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::rollup::ObjectPhase;
-use swdesk_core::sync::SyncAction;
+use swdesk_core::sync::{SyncAction, SyncState};
 use swdesk_store::ObjectOf;
 
-use super::{
-    CONFLICT, Deployment, DeploymentReconciler, FOLLOWING, Observed, PUSHED, RECORD_ENDED,
-    RECORD_GONE, child_written, invalid, set_synced,
-};
+use super::{DeploymentReconciler, Observed, child_written, invalid, set_sync};
 use crate::context::ReconcileError;
 use crate::runtime::Action;
 
@@ -40,11 +37,6 @@ fn follow_again(phase: ObjectPhase) -> Action {
     } else {
         Action::AwaitChange
     }
-}
-
-/// Whether `object` follows a record another device writes.
-pub fn is_follower<D: Deployment>(object: &ObjectOf<D>) -> bool {
-    object.metadata.labels.contains_key(FOLLOWER_LABEL)
 }
 
 impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
@@ -79,7 +71,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                     .hash()
                     .map_err(invalid)?;
                 D::status_mut(&mut status).last_declaration_hash = Some(spec);
-                set_synced(D::status_mut(&mut status), true, FOLLOWING, "", now);
+                set_sync(D::status_mut(&mut status), SyncState::Following, now);
                 let again = follow_again(D::status(&status).phase);
                 self.write_status(object, status).await?;
                 Ok(again)
@@ -92,20 +84,12 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 Ok(Action::AwaitChange)
             }
             action => {
-                let (synced, reason, message) = match action {
-                    SyncAction::Ended => (true, RECORD_ENDED, "the writer ended this deployment"),
-                    SyncAction::Conflict => (
-                        false,
-                        CONFLICT,
-                        "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's",
-                    ),
-                    _ => (
-                        false,
-                        RECORD_GONE,
-                        "the record this follows is not in the repo",
-                    ),
+                let state = match action {
+                    SyncAction::Ended => SyncState::RecordEnded,
+                    SyncAction::Conflict => SyncState::Conflict,
+                    _ => SyncState::RecordGone,
                 };
-                set_synced(D::status_mut(&mut status), synced, reason, message, now);
+                set_sync(D::status_mut(&mut status), state, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
@@ -162,13 +146,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             self.note_written(&observed.rkey, &child).await;
         }
         let now = self.context.now();
-        set_synced(
-            D::status_mut(&mut status),
-            true,
-            PUSHED,
-            "the edit is written for the writer to act on",
-            now,
-        );
+        set_sync(D::status_mut(&mut status), SyncState::Pushed, now);
         self.write_status(object, status).await?;
         Ok(Action::AwaitChange)
     }

@@ -20,7 +20,6 @@
 
 mod contracts;
 mod follow;
-mod kind;
 mod resolve;
 
 use std::marker::PhantomData;
@@ -29,22 +28,23 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_core::declaration::{Declaration, record_problems};
+use swdesk_core::deployment::{Deployment, RecordFacts, is_follower, record_child_name};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
-use swdesk_core::object::{Condition, ConditionStatus, Metadata, Object};
+use swdesk_core::name::Name;
+use swdesk_core::object::{Metadata, Object};
 use swdesk_core::progress::{self, Changes, Write};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::rkey::{self, Occupant, Probe, Rkey, Start, Succession};
 use swdesk_core::rollup::{self, ObjectFacts};
-use swdesk_core::sync::{self, RemoteRecord as Remote, SyncAction, SyncInputs};
+use swdesk_core::sync::{
+    self, RemoteRecord as Remote, SyncAction, SyncInputs, SyncState, SyncStatus,
+};
 use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
-use swdesk_store::{ObjectOf, StoreError};
+use swdesk_store::{ObjectOf, StoreError, random_uid};
 
-pub use contracts::random_uid;
-pub use follow::is_follower;
-pub use kind::{Deployment, RecordFacts};
-pub use resolve::{Resolution, resolve_conflict};
+pub use resolve::resolve_conflict;
 
 use crate::context::{Context, ReconcileError};
 use crate::index_writer::{IndexOp, IndexWriter};
@@ -54,34 +54,6 @@ use crate::runtime::{Action, ObjectKey, Reconciler};
 
 /// The finalizer a deployment holds until its final write is done.
 pub const FINALIZER: &str = "infra.socialweb.computer/final-write";
-/// The condition that tells how the deployment and its record stand.
-pub const SYNCED: &str = "Synced";
-/// `Synced` reasons: the record holds this declaration.
-pub const PUBLISHED: &str = "Published";
-/// The declaration is handed to the record's writer and not written yet.
-pub const PUBLISHING: &str = "Publishing";
-/// The last write failed (the repo is unreachable, or refused it); it is retried.
-pub const WAITING_TO_SYNC: &str = "WaitingToSync";
-/// The repo could not be read; the deployment waits for it here, unchanged.
-pub const OFFLINE: &str = "Offline";
-/// The record does not validate; nothing is written over it.
-pub const RECORD_INVALID: &str = "RecordInvalid";
-/// Edited here and in the repo since they last agreed: the owner chooses.
-pub const CONFLICT: &str = "Conflict";
-/// The record's declaration was applied here.
-pub const PULLED: &str = "Pulled";
-/// The record has ended; it is never written again.
-pub const RECORD_ENDED: &str = "RecordEnded";
-/// The object is bound to `self`, the index's key.
-pub const RESERVED_KEY: &str = "ReservedKey";
-/// A follower shows its writer's record.
-pub const FOLLOWING: &str = "Following";
-/// A follower wrote the owner's edit into the writer's record.
-pub const PUSHED: &str = "Pushed";
-/// A follower's record is not in the repo.
-pub const RECORD_GONE: &str = "RecordGone";
-
-const WAITING_FOR_WRITE: &str = "waiting for the record to be written to the repo";
 /// How soon a deployment that waits (contracts, its record being written) is looked at again.
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -116,7 +88,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// One run for a deployment that has not ended.
     async fn apply(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
-        if is_follower(object) {
+        if is_follower(&object.metadata) {
             return self.follow(object).await;
         }
         if D::status(&object.status).ended_at.is_some() {
@@ -162,20 +134,18 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let now = self.context.now();
         match self.observe(object).await {
             Err(ReconcileError::Repo(error)) if error.is_transient() => {
-                let message = format!(
-                    "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
-                );
-                set_synced(D::status_mut(status), false, OFFLINE, &message, now);
+                let state = SyncState::Offline {
+                    error: error.to_string(),
+                };
+                set_sync(D::status_mut(status), state, now);
                 self.write_status(object, status.clone()).await?;
                 Err(ReconcileError::Repo(error))
             }
             Err(error) => Err(error),
             Ok(Ok(observed)) => Ok(Some(observed)),
             Ok(Err(problems)) => {
-                let message = format!(
-                    "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
-                );
-                set_synced(D::status_mut(status), false, RECORD_INVALID, &message, now);
+                let state = SyncState::RecordInvalid { problems };
+                set_sync(D::status_mut(status), state, now);
                 self.write_status(object, status.clone()).await?;
                 Ok(None)
             }
@@ -308,8 +278,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             }
             SyncAction::Pull => self.pull(object, status, observed).await,
             SyncAction::Conflict => {
-                let message = "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's";
-                set_synced(D::status_mut(&mut status), false, CONFLICT, message, now);
+                set_sync(D::status_mut(&mut status), SyncState::Conflict, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
@@ -328,24 +297,12 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                     .and_then(|facts| facts.end_reason)
                     .or(Some(EndReason::Deleted));
                 infra.phase = rollup::ObjectPhase::Ended;
-                set_synced(
-                    infra,
-                    true,
-                    RECORD_ENDED,
-                    "the record has ended; it is never written again",
-                    now,
-                );
+                set_sync(infra, SyncState::RecordEnded, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
             SyncAction::Reserved => {
-                set_synced(
-                    D::status_mut(&mut status),
-                    false,
-                    RESERVED_KEY,
-                    "`self` is the index's key, never a deployment's",
-                    now,
-                );
+                set_sync(D::status_mut(&mut status), SyncState::ReservedKey, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
@@ -382,7 +339,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             ended: false,
         };
         let last_write = child.as_ref().and_then(|child| child.status.last_write_at);
-        let (synced, reason, message) = publish_state::<D>(child.as_ref(), &wanted);
+        let state = publish_state::<D>(child.as_ref(), &wanted);
         let mut requeue = Action::AwaitChange;
         match progress::when_to_write(last_write, now, changes) {
             Write::Now => {
@@ -397,7 +354,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         if let Some(child) = child.as_ref().filter(|child| child_written(child)) {
             self.bind_status(object, &mut status, child, observed).await;
         }
-        set_synced(D::status_mut(&mut status), synced, reason, &message, now);
+        set_sync(D::status_mut(&mut status), state, now);
         self.write_status(stored, status).await?;
         Ok(requeue)
     }
@@ -451,13 +408,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let now = self.context.now();
         let agreed = D::status_mut(&mut status);
         agreed.last_declaration_hash = Some(facts.hash);
-        set_synced(
-            agreed,
-            true,
-            PULLED,
-            "the record's declaration was applied here",
-            now,
-        );
+        set_sync(agreed, SyncState::Pulled, now);
         // The declaration and the hash it agrees on are written together: an owner's edit
         // landing between the two would otherwise look like a conflict.
         let mut pulled = object.clone();
@@ -686,7 +637,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// The deletion: the end (unless the deployment ended already), then the child goes.
     async fn cleanup(&self, object: &ObjectOf<D>) -> Result<CleanupProgress, ReconcileError> {
-        if !is_follower(object)
+        if !is_follower(&object.metadata)
             && D::status(&object.status).ended_at.is_none()
             && let CleanupProgress::Waiting(action) = self.end(object, EndReason::Deleted).await?
         {
@@ -717,14 +668,8 @@ impl<D: Deployment, R: RecordRepo + 'static> Reconciler for DeploymentReconciler
 }
 
 /// The child AtprotoRecord's name: `infra-<uid>` or `ephemeral-<uid>`.
-pub fn child_name<D: Deployment>(
-    metadata: &Metadata,
-) -> Result<swdesk_core::name::Name, ReconcileError> {
-    let prefix = match D::DEPLOYMENT {
-        swdesk_core::infra::DeploymentKind::Infra => "infra",
-        swdesk_core::infra::DeploymentKind::EphemeralInfra => "ephemeral",
-    };
-    swdesk_core::name::Name::parse(&format!("{prefix}-{}", metadata.uid.as_str())).map_err(invalid)
+fn child_name<D: Deployment>(metadata: &Metadata) -> Result<Name, ReconcileError> {
+    record_child_name(D::DEPLOYMENT, metadata).map_err(invalid)
 }
 
 fn new_child<D: Deployment>(
@@ -778,51 +723,27 @@ fn read_valid<D: Deployment>(value: &Value) -> Result<RecordFacts, String> {
     D::read(value).map_err(|error| error.to_string())
 }
 
-/// How publishing stands, for the `Synced` condition: the record holds this declaration
-/// (`Published`), the child failed its last write and tries again (`WaitingToSync`), or the
-/// child has not written it yet (`Publishing`).
-fn publish_state<D: Deployment>(
-    child: Option<&AtprotoRecordObject>,
-    wanted: &Value,
-) -> (bool, &'static str, String) {
+/// How publishing stands: the record holds this declaration (`Published`), the child failed
+/// its last write and tries again (`WriteFailed`), or the child has not written it yet
+/// (`Publishing`).
+fn publish_state<D: Deployment>(child: Option<&AtprotoRecordObject>, wanted: &Value) -> SyncState {
     let Some(child) = child else {
-        return (false, PUBLISHING, WAITING_FOR_WRITE.to_owned());
+        return SyncState::Publishing;
     };
     if child_written(child) && !declaration_differs::<D>(Some(&child.spec.value), wanted) {
-        return (true, PUBLISHED, String::new());
+        return SyncState::Published;
     }
     match &child.status.error {
-        Some(error) => (
-            false,
-            WAITING_TO_SYNC,
-            format!("waiting to sync: the last write failed ({error}); it is retried"),
-        ),
-        None => (false, PUBLISHING, WAITING_FOR_WRITE.to_owned()),
+        Some(error) => SyncState::WriteFailed {
+            error: error.clone(),
+        },
+        None => SyncState::Publishing,
     }
 }
 
-/// Sets the `Synced` condition (its transition time moves only when its truth changes).
-fn set_synced(status: &mut InfraStatus, synced: bool, reason: &str, message: &str, now: Timestamp) {
-    let truth = if synced {
-        ConditionStatus::True
-    } else {
-        ConditionStatus::False
-    };
-    let since = status
-        .conditions
-        .iter()
-        .find(|condition| condition.kind == SYNCED && condition.status == truth)
-        .map_or(now, |condition| condition.last_transition_at);
-    status
-        .conditions
-        .retain(|condition| condition.kind != SYNCED);
-    status.conditions.push(Condition {
-        kind: SYNCED.to_owned(),
-        status: truth,
-        reason: reason.to_owned(),
-        message: message.to_owned(),
-        last_transition_at: since,
-    });
+/// Records `state` in the status (its `since` moves only when it turns in or out of sync).
+fn set_sync(status: &mut InfraStatus, state: SyncState, now: Timestamp) {
+    status.sync = Some(SyncStatus::next(status.sync.as_ref(), state, now));
 }
 
 fn progress_action(progress: CleanupProgress) -> Action {

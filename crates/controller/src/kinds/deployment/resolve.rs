@@ -12,18 +12,10 @@ use swdesk_core::declaration::Declaration;
 use swdesk_core::name::Name;
 use swdesk_core::repo::RecordRepo;
 
-use super::Deployment;
 use crate::context::{Context, ReconcileError};
 use crate::remote::RemoteView;
-
-/// What the owner chose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resolution {
-    /// This side's declaration wins: it is written to the record.
-    KeepLocal,
-    /// The record's declaration wins: it is applied here.
-    TakeRecord,
-}
+use swdesk_core::deployment::Deployment;
+use swdesk_core::sync::Resolution;
 
 /// Applies `resolution` to the deployment `name`; the caller schedules its reconcile.
 pub async fn resolve_conflict<D: Deployment, R: RecordRepo + 'static>(

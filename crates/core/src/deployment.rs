@@ -1,29 +1,101 @@
-//! What the deployment reconciler needs to know about its two kinds, Infra and EphemeralInfra:
-//! their shared parts (the Infra spec and status inside both), the record each publishes, what
-//! a record of the kind says, and when the deployment ends.
+//! What a deployment is, whichever of its two kinds (Infra, EphemeralInfra): the
+//! [`Deployment`] trait ties each to the Infra spec and status inside it, the record it
+//! publishes, what a record of its kind says ([`RecordFacts`]), when it ends, and the names
+//! and labels the controller gives its parts. The reconciler, the window's api and the tools
+//! all read a deployment through this one trait.
 //!
-//! Invariants: the published record comes from `swdesk_core::publish` (declaration, lifetime,
+//! Invariants: the published record comes from [`crate::publish`] (declaration, lifetime,
 //! `createdAt`, status; unknown fields of the previous record kept); a record is read through
 //! the lexicon types, so a record this version cannot read is an error, never a guess.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use swdesk_core::declaration::{Declaration, DeclarationHash};
-use swdesk_core::infra::ContractStatus;
-use swdesk_core::infra::{
-    DeploymentKind, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec,
-    InfraStatus, RecordBinding,
-};
-use swdesk_core::lifecycle::{self, EphemeralFacts};
-use swdesk_core::publish;
-use swdesk_core::rollup::{ContractPhase, ObjectPhase};
-use swdesk_core::sync::SyncMode;
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::computer::socialweb::infra::{Status, StatusPhase};
 use swdesk_lexicon::{EphemeralInfra, Infra, Record};
-use swdesk_store::{ObjectOf, Resource};
 
-use crate::context::ReconcileError;
+use crate::collection::FOLLOWER_LABEL;
+use crate::declaration::{Declaration, DeclarationHash};
+use crate::infra::{
+    ContractStatus, DeploymentKind, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus,
+    InfraSpec, InfraStatus, RecordBinding,
+};
+use crate::lifecycle::{self, EphemeralFacts};
+use crate::name::{LabelError, Name};
+use crate::object::{Metadata, Object};
+use crate::publish;
+use crate::resource::Resource;
+use crate::rollup::{ContractPhase, ObjectPhase};
+use crate::sync::{SyncMode, SyncState};
+use crate::timestamp::Timestamp;
+use crate::uri::RecordUri;
+
+/// A record of a deployment's kind that cannot be read or written as that kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RecordError(pub String);
+
+/// Whether the deployment with `metadata` follows a record another device writes (the
+/// collection reconciler made it from that device's index).
+pub fn is_follower(metadata: &Metadata) -> bool {
+    metadata.labels.contains_key(FOLLOWER_LABEL)
+}
+
+/// The name of the AtprotoRecord child that writes the record of the deployment `kind` with
+/// `metadata`: one per deployment object, named by its uid.
+pub fn record_child_name(kind: DeploymentKind, metadata: &Metadata) -> Result<Name, LabelError> {
+    let prefix = match kind {
+        DeploymentKind::Infra => "infra",
+        DeploymentKind::EphemeralInfra => "ephemeral",
+    };
+    Name::parse(&format!("{prefix}-{}", metadata.uid.as_str()))
+}
+
+/// How a deployment stands with its record, in one word for the list: its [`SyncState`] as
+/// the owner needs to tell them apart, and where it is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum SyncSummary {
+    /// The record holds this declaration.
+    InSync,
+    /// Being written to the repo.
+    Publishing,
+    /// The record's declaration was just applied here.
+    Pulling,
+    /// Edited here and in the repo: the owner chooses.
+    Conflict,
+    /// The repo cannot be reached or refused the write; changes wait here.
+    Offline,
+    /// The record in the repo cannot be used; nothing is written over it.
+    Invalid,
+    /// Its contracts are being released before the final write.
+    Ending,
+    /// Final: the record says it ended.
+    Ended,
+}
+
+impl SyncSummary {
+    /// The word for a deployment whose status is `status`, `deleting` once the owner ended it.
+    pub fn of(status: &InfraStatus, deleting: bool) -> Self {
+        if status.ended_at.is_some() || status.phase == ObjectPhase::Ended {
+            return Self::Ended;
+        }
+        if deleting {
+            return Self::Ending;
+        }
+        match status.sync.as_ref().map(|sync| &sync.state) {
+            None | Some(SyncState::Publishing) => Self::Publishing,
+            Some(SyncState::Published | SyncState::Following | SyncState::Pushed) => Self::InSync,
+            Some(SyncState::Pulled) => Self::Pulling,
+            Some(SyncState::Conflict) => Self::Conflict,
+            Some(SyncState::Offline { .. } | SyncState::WriteFailed { .. }) => Self::Offline,
+            Some(
+                SyncState::RecordInvalid { .. } | SyncState::ReservedKey | SyncState::RecordGone,
+            ) => Self::Invalid,
+            Some(SyncState::RecordEnded) => Self::Ended,
+        }
+    }
+}
 
 /// What a record of the kind says.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +105,7 @@ pub struct RecordFacts {
     /// `description` and `contracts`, for a pull.
     pub description: Option<String>,
     /// The contracts.
-    pub contracts: Vec<swdesk_core::infra::Contract>,
+    pub contracts: Vec<crate::infra::Contract>,
     /// Its `createdAt`.
     pub created_at: Option<Timestamp>,
     /// When it ended, if its status says so.
@@ -72,22 +144,22 @@ pub trait Deployment:
     fn status_mut(status: &mut Self::Status) -> &mut InfraStatus;
     /// The record to publish for `object`, its `createdAt` being `created_at`.
     fn record(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         created_at: Timestamp,
         previous: Option<&Value>,
-    ) -> Result<Value, ReconcileError>;
+    ) -> Result<Value, RecordError>;
     /// What the record `value` says.
-    fn read(value: &Value) -> Result<RecordFacts, ReconcileError>;
+    fn read(value: &Value) -> Result<RecordFacts, RecordError>;
     /// The record `previous` with the declaration of `spec` (everything else kept): what a
     /// device that follows the record writes.
-    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError>;
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, RecordError>;
     /// The spec of a follower bound to `uri`: empty, synced both ways (its first run pulls).
     fn follower(uri: RecordUri) -> Self;
     /// When the deployment expires, if it has a lifetime.
-    fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp>;
+    fn expires_at(object: &Object<Self, Self::Status>) -> Option<Timestamp>;
     /// Why the deployment ends at `now`, or `None` while it lives.
     fn end(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         contracts: &[ContractPhase],
         now: Timestamp,
     ) -> Option<EndReason>;
@@ -113,23 +185,23 @@ impl Deployment for InfraSpec {
     }
 
     fn record(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         created_at: Timestamp,
         previous: Option<&Value>,
-    ) -> Result<Value, ReconcileError> {
+    ) -> Result<Value, RecordError> {
         let previous = previous.and_then(|value| Infra::from_record_value(value.clone()).ok());
         publish::infra_record(&object.spec, &object.status, created_at, previous.as_ref())
             .to_record_value()
             .map_err(invalid)
     }
 
-    fn read(value: &Value) -> Result<RecordFacts, ReconcileError> {
+    fn read(value: &Value) -> Result<RecordFacts, RecordError> {
         let record = Infra::from_record_value(value.clone()).map_err(invalid)?;
         let declaration = Declaration::of_record(&record);
         facts(declaration, &record.created_at, record.status.as_ref())
     }
 
-    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError> {
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, RecordError> {
         let mut record = Infra::from_record_value(previous.clone()).map_err(invalid)?;
         record.description = spec.description.clone();
         record.contracts = Some(spec.contracts.clone());
@@ -146,12 +218,12 @@ impl Deployment for InfraSpec {
         }
     }
 
-    fn expires_at(_object: &ObjectOf<Self>) -> Option<Timestamp> {
+    fn expires_at(_object: &Object<Self, Self::Status>) -> Option<Timestamp> {
         None
     }
 
     fn end(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         _contracts: &[ContractPhase],
         _now: Timestamp,
     ) -> Option<EndReason> {
@@ -179,10 +251,10 @@ impl Deployment for EphemeralInfraSpec {
     }
 
     fn record(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         created_at: Timestamp,
         previous: Option<&Value>,
-    ) -> Result<Value, ReconcileError> {
+    ) -> Result<Value, RecordError> {
         let previous =
             previous.and_then(|value| EphemeralInfra::from_record_value(value.clone()).ok());
         let mut status = object.status.clone();
@@ -192,13 +264,13 @@ impl Deployment for EphemeralInfraSpec {
             .map_err(invalid)
     }
 
-    fn read(value: &Value) -> Result<RecordFacts, ReconcileError> {
+    fn read(value: &Value) -> Result<RecordFacts, RecordError> {
         let record = EphemeralInfra::from_record_value(value.clone()).map_err(invalid)?;
         let declaration = Declaration::of_ephemeral_record(&record);
         facts(declaration, &record.created_at, record.status.as_ref())
     }
 
-    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, ReconcileError> {
+    fn with_declaration(previous: &Value, spec: &InfraSpec) -> Result<Value, RecordError> {
         let mut record = EphemeralInfra::from_record_value(previous.clone()).map_err(invalid)?;
         record.description = spec.description.clone();
         record.contracts = Some(spec.contracts.clone());
@@ -208,12 +280,12 @@ impl Deployment for EphemeralInfraSpec {
     fn follower(uri: RecordUri) -> Self {
         EphemeralInfraSpec {
             infra: InfraSpec::follower(uri),
-            ttl_seconds: swdesk_core::infra::DEFAULT_TTL_SECONDS,
+            ttl_seconds: crate::infra::DEFAULT_TTL_SECONDS,
             end_when: EndWhen::default(),
         }
     }
 
-    fn expires_at(object: &ObjectOf<Self>) -> Option<Timestamp> {
+    fn expires_at(object: &Object<Self, Self::Status>) -> Option<Timestamp> {
         Some(lifecycle::expires_at(
             object.metadata.created_at,
             object.spec.ttl_seconds,
@@ -221,7 +293,7 @@ impl Deployment for EphemeralInfraSpec {
     }
 
     fn end(
-        object: &ObjectOf<Self>,
+        object: &Object<Self, Self::Status>,
         contracts: &[ContractPhase],
         now: Timestamp,
     ) -> Option<EndReason> {
@@ -240,7 +312,7 @@ fn facts(
     declaration: Declaration<'_>,
     created_at: &str,
     status: Option<&Status>,
-) -> Result<RecordFacts, ReconcileError> {
+) -> Result<RecordFacts, RecordError> {
     let parse = |text: Option<&String>| text.and_then(|text| Timestamp::parse_rfc3339(text).ok());
     let (phase, contract_statuses) = publish::observed_status(status);
     Ok(RecordFacts {
@@ -276,6 +348,6 @@ fn end_reason(reason: &swdesk_lexicon::computer::socialweb::infra::EndReason) ->
     }
 }
 
-fn invalid(error: impl std::fmt::Display) -> ReconcileError {
-    ReconcileError::Invalid(error.to_string())
+fn invalid(error: impl std::fmt::Display) -> RecordError {
+    RecordError(error.to_string())
 }

@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::bundle;
 use crate::cmd;
 use crate::fuzz;
+use crate::imports;
 use crate::layout;
 use crate::paths::Paths;
 use crate::pins;
@@ -83,6 +84,10 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     tally.check(
         "shipped crates never depend on the sandbox",
         layout::check(paths),
+    );
+    tally.check(
+        "no two files import each other; the api never imports the controller's kinds",
+        imports::check(paths),
     );
     let ui_built = tally.check("UI build", run::build_ui(paths));
     tally.check(

@@ -12,12 +12,61 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
 use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_core::infra::{Contract, ContractStatus};
 use swdesk_core::repo::Provenance;
 use swdesk_core::uri::RecordUri;
 
-use crate::deployments::{ContractView, DeploymentDetail};
 use crate::identities::Names;
 use crate::serde_name as text;
+
+/// One contract of a deployment, declared and observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ContractView {
+    /// The contract's name.
+    pub name: String,
+    /// What the owner asked for: `staged`, `requested` or `released`.
+    pub state: String,
+    /// When the last release was asked for (RFC 3339).
+    pub release_requested_at: Option<String>,
+    /// What it is now (`staged`, `requesting`, `deployed`, `releasing`, `released`,
+    /// `failed`); `None` until the controller has looked at it.
+    pub phase: Option<String>,
+    /// The DID of the winning bidder.
+    pub winner: Option<String>,
+    /// The winner's handle, when known and verified.
+    pub winner_handle: Option<String>,
+    /// The receipt's at-uri.
+    pub receipt: Option<String>,
+    /// Where the receipt record can be read (its author's PDS `getRecord`), when known.
+    pub receipt_url: Option<String>,
+    /// What was verified of the receipt's record, once it is.
+    pub receipt_checked: Option<CheckView>,
+    /// What the contract says about itself (why it waits, why it failed).
+    pub message: Option<String>,
+    /// The bids received, as they arrived.
+    pub bids: Vec<BidView>,
+    /// The guest's events, oldest first.
+    pub events: Vec<GuestEventView>,
+    /// Its phase changes, oldest first.
+    pub history: Vec<PhaseChangeView>,
+    /// What the world says that its records do not, while it is deployed.
+    pub drift: Option<DriftView>,
+}
+
+/// A contract's drift as the window shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DriftView {
+    /// What differs, in words.
+    pub detail: String,
+    /// Since when (RFC 3339).
+    pub since: String,
+    /// The one-click fix: `release`.
+    pub fix: String,
+}
 
 /// A bid the contract received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -223,10 +272,10 @@ pub(crate) fn timeline<'a>(
         .collect()
 }
 
-/// The DIDs `detail` shows: bidders, winners and receipt authors.
-pub fn dids(detail: &DeploymentDetail) -> BTreeSet<String> {
+/// The DIDs `contracts` show: bidders, winners and receipt authors.
+pub fn dids(contracts: &[ContractView]) -> BTreeSet<String> {
     let mut dids = BTreeSet::new();
-    for contract in &detail.contracts {
+    for contract in contracts {
         dids.extend(contract.bids.iter().map(|bid| bid.bidder.clone()));
         dids.extend(contract.winner.clone());
         dids.extend(contract.receipt.as_deref().and_then(author));
@@ -235,8 +284,8 @@ pub fn dids(detail: &DeploymentDetail) -> BTreeSet<String> {
 }
 
 /// Fills in what `names` know: bidder and winner handles, receipt links.
-pub fn name_identities(detail: &mut DeploymentDetail, names: &Names) {
-    for contract in &mut detail.contracts {
+pub fn name_identities(contracts: &mut [ContractView], names: &Names) {
+    for contract in contracts {
         name_contract(contract, names);
     }
 }
@@ -270,6 +319,38 @@ pub fn author(uri: &str) -> Option<String> {
     RecordUri::parse(uri)
         .ok()
         .map(|uri| uri.authority().to_owned())
+}
+
+/// The view of the contract `declared`, as the deployment's status (`seen`) and its
+/// ComputeContract (`compute`) show it.
+pub fn contract_view(
+    declared: &Contract,
+    seen: Option<&ContractStatus>,
+    compute: Option<&ComputeContractObject>,
+) -> ContractView {
+    let observed = observed(compute);
+    ContractView {
+        name: declared.name.clone(),
+        state: text(&declared.state),
+        release_requested_at: declared.release_requested_at.clone(),
+        phase: seen.map(|seen| text(&seen.phase)),
+        winner: seen.and_then(|seen| seen.winner.clone()),
+        winner_handle: None,
+        receipt: seen.and_then(|seen| seen.receipt.clone()),
+        receipt_url: None,
+        receipt_checked: observed.receipt_checked,
+        message: seen.and_then(|seen| seen.message.clone()),
+        bids: observed.bids,
+        events: observed.events,
+        history: observed.history,
+        drift: compute
+            .and_then(|compute| compute.status.drift.first())
+            .map(|drift| DriftView {
+                detail: drift.detail.clone(),
+                since: drift.since.to_rfc3339(),
+                fix: text(&drift.fix()),
+            }),
+    }
 }
 
 #[cfg(test)]

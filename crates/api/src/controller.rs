@@ -36,7 +36,7 @@ use swdesk_store::random_uid;
 use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
-use crate::deployments::{self, DeploymentChange};
+use crate::deployments::{self, DeploymentChange, OWN_INDEX};
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -391,9 +391,6 @@ impl ChangedDeployments {
         }
     }
 }
-
-/// The name of the collections that follow the account's own index.
-pub const OWN_INDEX: &str = "own-index";
 
 /// Makes sure the account's own index is followed, so deployments written on the owner's
 /// other devices appear here (as followers).

@@ -21,8 +21,7 @@ use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::deployment::{Deployment, SyncSummary, is_follower};
 use swdesk_core::infra::{
-    Contract, ContractState, ContractStatus, DeploymentKind, EphemeralInfraSpec,
-    EphemeralInfraStatus, InfraSpec, InfraStatus,
+    ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
@@ -30,8 +29,9 @@ use swdesk_core::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
-use crate::contracts::{self, BidView, CheckView, GuestEventView, PhaseChangeView, TimelineEntry};
-use crate::controller::OWN_INDEX;
+use crate::contracts::{self, ContractView, TimelineEntry};
+pub use crate::intent::IntentError;
+use crate::intent::edit_declared;
 use crate::serde_name as text;
 
 /// A deployment's contracts in one phase.
@@ -86,55 +86,6 @@ pub struct DeploymentRow {
     pub version: u32,
 }
 
-/// One contract of a deployment, declared and observed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct ContractView {
-    /// The contract's name.
-    pub name: String,
-    /// What the owner asked for: `staged`, `requested` or `released`.
-    pub state: String,
-    /// When the last release was asked for (RFC 3339).
-    pub release_requested_at: Option<String>,
-    /// What it is now (`staged`, `requesting`, `deployed`, `releasing`, `released`,
-    /// `failed`); `None` until the controller has looked at it.
-    pub phase: Option<String>,
-    /// The DID of the winning bidder.
-    pub winner: Option<String>,
-    /// The winner's handle, when known and verified.
-    pub winner_handle: Option<String>,
-    /// The receipt's at-uri.
-    pub receipt: Option<String>,
-    /// Where the receipt record can be read (its author's PDS `getRecord`), when known.
-    pub receipt_url: Option<String>,
-    /// What was verified of the receipt's record, once it is.
-    pub receipt_checked: Option<CheckView>,
-    /// What the contract says about itself (why it waits, why it failed).
-    pub message: Option<String>,
-    /// The bids received, as they arrived.
-    pub bids: Vec<BidView>,
-    /// The guest's events, oldest first.
-    pub events: Vec<GuestEventView>,
-    /// Its phase changes, oldest first.
-    pub history: Vec<PhaseChangeView>,
-    /// What the world says that its records do not, while it is deployed.
-    pub drift: Option<DriftView>,
-}
-
-/// A contract's drift as the window shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct DriftView {
-    /// What differs, in words.
-    pub detail: String,
-    /// Since when (RFC 3339).
-    pub since: String,
-    /// The one-click fix: `release`.
-    pub fix: String,
-}
-
 /// Everything the window shows of one deployment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -157,34 +108,8 @@ pub struct DeploymentDetail {
     pub secrets: Vec<crate::secrets::SecretView>,
 }
 
-/// Why an intent was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum IntentError {
-    /// The declaration has problems; nothing was written.
-    #[error("the declaration has {} problem(s); nothing was saved", .0.len())]
-    Invalid(Vec<Problem>),
-    /// There is no such deployment or contract.
-    #[error("{0}")]
-    NotFound(String),
-    /// The intent does not apply now (e.g. the deployment is ending).
-    #[error("{0}")]
-    Refused(String),
-    /// The store failed.
-    #[error("the local store: {0}")]
-    Store(#[from] StoreError),
-}
-
-impl IntentError {
-    /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Invalid(_) => "invalid",
-            Self::NotFound(_) => "not-found",
-            Self::Refused(_) => "refused",
-            Self::Store(_) => "store",
-        }
-    }
-}
+/// The name of the collections that follow the account's own index.
+pub const OWN_INDEX: &str = "own-index";
 
 /// What the owner asks of one contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -293,37 +218,6 @@ pub fn set_contract(
     })
 }
 
-/// The declared fields of the deployment `kind`/`name` (an Infra's spec, an
-/// EphemeralInfra's `infra`), if it exists.
-pub(crate) fn declared(
-    store: &Store,
-    kind: DeploymentKind,
-    name: &Name,
-) -> Result<Option<InfraSpec>, IntentError> {
-    Ok(match kind {
-        DeploymentKind::Infra => store.get::<InfraSpec>(name)?.map(|object| object.spec),
-        DeploymentKind::EphemeralInfra => store
-            .get::<EphemeralInfraSpec>(name)?
-            .map(|object| object.spec.infra),
-    })
-}
-
-/// Writes `change` into the declared fields of the deployment `kind`/`name` (an Infra's
-/// spec, an EphemeralInfra's `infra`), as [`edit`] does.
-pub(crate) fn edit_declared(
-    store: &Store,
-    kind: DeploymentKind,
-    name: &Name,
-    mut change: impl FnMut(&mut InfraSpec) -> Result<(), IntentError>,
-) -> Result<(), IntentError> {
-    match kind {
-        DeploymentKind::Infra => edit::<InfraSpec>(store, name, change),
-        DeploymentKind::EphemeralInfra => {
-            edit::<EphemeralInfraSpec>(store, name, |spec| change(&mut spec.infra))
-        }
-    }
-}
-
 /// Ends the deployment: its contracts are released, then its record gets its final write and
 /// stays, ended. A deployment another device writes cannot be ended here.
 pub fn end(
@@ -382,29 +276,6 @@ fn apply_intent(
         }
     }
     Ok(())
-}
-
-/// Writes `change` into the spec of `name`, again when the object changed in between.
-fn edit<D: Deployment>(
-    store: &Store,
-    name: &Name,
-    mut change: impl FnMut(&mut D) -> Result<(), IntentError>,
-) -> Result<(), IntentError> {
-    loop {
-        let mut object = store
-            .get::<D>(name)?
-            .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
-        if object.metadata.is_deleting() || D::status(&object.status).ended_at.is_some() {
-            return Err(IntentError::Refused(format!(
-                "{name} is ending; it takes no more changes"
-            )));
-        }
-        change(&mut object.spec)?;
-        match store.replace::<D>(&object) {
-            Err(StoreError::Conflict { .. }) => continue,
-            result => return result.map(drop).map_err(IntentError::from),
-        }
-    }
 }
 
 /// Creates `name` with `spec`, or replaces the declaration of the one there (its binding and
@@ -534,7 +405,7 @@ fn describe<D: Deployment + RowKind>(
                 .contracts
                 .iter()
                 .find(|seen| seen.name == declared.name);
-            contract_view(declared, seen, compute_of(&declared.name))
+            contracts::contract_view(declared, seen, compute_of(&declared.name))
         })
         .collect();
     let timeline = contracts::timeline(
@@ -574,36 +445,6 @@ fn owned_by<D: Deployment>(compute: &ComputeContractObject, object: &ObjectOf<D>
         .owner_refs
         .iter()
         .any(|owner| owner.uid == object.metadata.uid)
-}
-
-fn contract_view(
-    declared: &Contract,
-    seen: Option<&ContractStatus>,
-    compute: Option<&ComputeContractObject>,
-) -> ContractView {
-    let observed = contracts::observed(compute);
-    ContractView {
-        name: declared.name.clone(),
-        state: text(&declared.state),
-        release_requested_at: declared.release_requested_at.clone(),
-        phase: seen.map(|seen| text(&seen.phase)),
-        winner: seen.and_then(|seen| seen.winner.clone()),
-        winner_handle: None,
-        receipt: seen.and_then(|seen| seen.receipt.clone()),
-        receipt_url: None,
-        receipt_checked: observed.receipt_checked,
-        message: seen.and_then(|seen| seen.message.clone()),
-        bids: observed.bids,
-        events: observed.events,
-        history: observed.history,
-        drift: compute
-            .and_then(|compute| compute.status.drift.first())
-            .map(|drift| DriftView {
-                detail: drift.detail.clone(),
-                since: drift.since.to_rfc3339(),
-                fix: text(&drift.fix()),
-            }),
-    }
 }
 
 fn sync_state<D: Deployment>(object: &ObjectOf<D>) -> (SyncSummary, Option<String>) {

@@ -189,9 +189,9 @@ impl Desk {
         };
         let names = self
             .identities
-            .names(contracts::dids(&detail), NAMING_BUDGET)
+            .names(contracts::dids(&detail.contracts), NAMING_BUDGET)
             .await;
-        contracts::name_identities(&mut detail, &names);
+        contracts::name_identities(&mut detail.contracts, &names);
         Ok(Some((detail, sync)))
     }
 

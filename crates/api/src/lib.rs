@@ -11,7 +11,7 @@
 //!   the DIDs shown, resolved once and kept; [`records`]: a deployment's record as the repo
 //!   holds it, beside this device's declaration (the record inspector, the conflict view);
 //!   [`secrets`]: a deployment's secrets (set, rotated, removed) and what each guest has of
-//!   them;
+//!   them; [`intent`]: how both edit a declaration (one compare-and-swap, refused whole);
 //! - [`clusters`]: the owner's tenant clusters through the gateway; [`node_infra`]: a
 //!   cluster's nodes as the one Infra the gateway keeps for them; [`kubeconfigs`]: the
 //!   kubeconfigs saved here, kept across restarts;
@@ -25,6 +25,7 @@ pub mod controller;
 pub mod deployments;
 pub mod desk;
 pub mod identities;
+pub mod intent;
 pub mod kubeconfigs;
 pub mod network;
 pub mod node_infra;

@@ -16,7 +16,7 @@ use swdesk_core::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
 use swdesk_lexicon::problem::Problem;
 use swdesk_store::Store;
 
-use crate::deployments::{IntentError, declared, edit_declared};
+use crate::intent::{IntentError, declared, edit_declared};
 
 /// The keychain entry that holds the value of `secret` of the deployment `kind`/`name`.
 pub fn keychain_entry(kind: DeploymentKind, name: &Name, secret: &str) -> String {

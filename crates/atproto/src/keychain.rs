@@ -17,7 +17,7 @@ use keyring_core::{CredentialStore, Entry};
 use swdesk_core::secret::{SecretValue, SecretVault};
 
 use crate::attestation::{AttestationKey, Curve};
-use crate::oauth::StoredSession;
+use crate::oauth::session::StoredSession;
 
 /// The keychain's service name prefix; the network name follows it.
 const SERVICE_PREFIX: &str = "computer.socialweb.desk";

@@ -1,24 +1,14 @@
-//! The real gateway client: XRPC over HTTP to the endpoint the gateway's DID document names
-//! (service `#socialweb_cluster_gateway`), each call with `Authorization: Bearer` a service-auth
-//! token minted by the owner's PDS for exactly that method (`aud` = the gateway DID, `lxm` =
-//! the NSID), reused from `swdesk_atproto::service_auth::ServiceAuth`'s cache until shortly
-//! before its `exp`.
-//!
-//! Invariants: the endpoint is `https` (or `http` on localhost in the sandbox); it is resolved
-//! once and forgotten after a transport failure so the next call resolves it afresh; tokens are
-//! never logged.
+//! The real gateway client: one method per `cluster.*`/`k8s.*` XRPC call, over the
+//! gateway's connection (`connection.rs`: its endpoint from its DID document, each call
+//! with `Authorization: Bearer` a service-auth token minted by the owner's PDS for exactly that
+//! method: `aud` = the gateway DID, `lxm` = the NSID, reused until shortly before its `exp`).
 
-use std::sync::{Arc, Mutex, PoisonError};
-use swdesk_net::{BodyError, Limit, read_bytes};
+use std::sync::Arc;
 
-use reqwest::StatusCode;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use swdesk_atproto::Agent;
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::oauth::Secret;
-use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::{self, ClusterView, Phase};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::revoke_identity::RevokedGrant;
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::{
@@ -27,18 +17,15 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::{
 };
 use swdesk_lexicon::computer::socialweb::k8s::{get_job, kubectl_apply_server_side as ssa};
 use swdesk_lexicon::xrpc::{Procedure, Query};
-use tracing::Instrument as _;
-use url::Url;
 
-use crate::error::{ErrorName, GatewayError};
+pub use crate::connection::SERVICE_ID;
+use crate::connection::{Connection, invalid};
+use crate::error::GatewayError;
 use crate::port::{Gateway, KubeconfigLifetime};
 use crate::subscription::ClusterFeed;
 
 /// The public network's gateway.
 pub const DEFAULT_GATEWAY_DID: &str = "did:web:k8s.socialweb.computer";
-/// The service id of the gateway's endpoint in its DID document.
-pub const SERVICE_ID: &str = "#socialweb_cluster_gateway";
-
 /// Which gateway, resolved how.
 #[derive(Debug, Clone)]
 pub struct GatewayClientConfig {
@@ -66,16 +53,7 @@ impl GatewayClientConfig {
 /// The XRPC adapter of the [`Gateway`] port. Cheap to clone; clones share the token cache.
 #[derive(Debug, Clone)]
 pub struct GatewayClient {
-    pub(crate) inner: Arc<Inner>,
-}
-
-#[derive(Debug)]
-pub(crate) struct Inner {
-    pub(crate) did: String,
-    resolver: Resolver,
-    auth: ServiceAuth,
-    pub(crate) http: swdesk_net::Outbound,
-    endpoint: Mutex<Option<Url>>,
+    pub(crate) inner: Arc<Connection>,
 }
 
 impl GatewayClient {
@@ -83,13 +61,7 @@ impl GatewayClient {
     pub fn new(config: GatewayClientConfig, agent: Agent) -> Self {
         let http = config.resolver.http().clone();
         Self {
-            inner: Arc::new(Inner {
-                did: config.did,
-                resolver: config.resolver,
-                auth: ServiceAuth::new(agent),
-                http,
-                endpoint: Mutex::new(None),
-            }),
+            inner: Arc::new(Connection::new(config.did, config.resolver, agent, http)),
         }
     }
 
@@ -139,130 +111,6 @@ pub(crate) fn query_pairs(
             other => (key, other.to_string()),
         })
         .collect())
-}
-
-fn invalid(method: &'static str, error: &impl std::fmt::Display) -> GatewayError {
-    GatewayError::InvalidResponse {
-        method,
-        reason: error.to_string(),
-    }
-}
-
-impl Inner {
-    /// The gateway's XRPC endpoint, from its DID document.
-    pub(crate) async fn endpoint(&self) -> Result<Url, GatewayError> {
-        if let Some(url) = self
-            .endpoint
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-        {
-            return Ok(url);
-        }
-        let document = self.resolver.did_document(&self.did).await?;
-        let no_endpoint = |reason: &str| GatewayError::NoEndpoint {
-            did: self.did.clone(),
-            reason: reason.to_owned(),
-        };
-        let service = document
-            .service
-            .iter()
-            .find(|service| {
-                service.id == SERVICE_ID || service.id == format!("{}{SERVICE_ID}", self.did)
-            })
-            .ok_or_else(|| {
-                no_endpoint("its DID document has no #socialweb_cluster_gateway service")
-            })?;
-        let text = service
-            .service_endpoint
-            .as_str()
-            .ok_or_else(|| no_endpoint("the service endpoint is not a string"))?;
-        let url = Url::parse(text).map_err(|_| no_endpoint("the service endpoint is not a URL"))?;
-        let local = url
-            .host_str()
-            .is_some_and(|host| host == "localhost" || host == "127.0.0.1");
-        let allowed = url.scheme() == "https"
-            || (url.scheme() == "http" && local && self.resolver.config().allow_http_localhost);
-        if !allowed {
-            return Err(no_endpoint("the service endpoint is not https"));
-        }
-        *self.endpoint.lock().unwrap_or_else(PoisonError::into_inner) = Some(url.clone());
-        Ok(url)
-    }
-
-    pub(crate) fn forget_endpoint(&self) {
-        *self.endpoint.lock().unwrap_or_else(PoisonError::into_inner) = None;
-    }
-
-    /// A service-auth token for `method` at this gateway.
-    pub(crate) async fn token(&self, method: &'static str) -> Result<Secret, GatewayError> {
-        self.auth
-            .token(&self.did, method)
-            .await
-            .map_err(|source| GatewayError::ServiceAuth { method, source })
-    }
-
-    async fn call<T: DeserializeOwned>(
-        &self,
-        method: &'static str,
-        verb: reqwest::Method,
-        query: &[(String, String)],
-        body: Option<Value>,
-    ) -> Result<T, GatewayError> {
-        let mut url = self.endpoint().await?;
-        url.set_path(&format!("/xrpc/{method}"));
-        let token = self.token(method).await?;
-        let mut request = self
-            .http
-            .request(verb, url)
-            .map_err(|refused| GatewayError::Transport {
-                method,
-                reason: refused.to_string(),
-            })?
-            .query(query)
-            .bearer_auth(token.expose());
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let span = tracing::debug_span!("gateway_call", method);
-        let response = request.send().instrument(span).await.map_err(|error| {
-            self.forget_endpoint();
-            GatewayError::Transport {
-                method,
-                reason: error.without_url().to_string(),
-            }
-        })?;
-        let status = response.status();
-        let limit = if status.is_success() {
-            Limit::LIST
-        } else {
-            Limit::ERROR
-        };
-        let bytes = read_bytes(response, limit)
-            .await
-            .map_err(|error| match error {
-                BodyError::Transport(reason) => GatewayError::Transport { method, reason },
-                too_large => invalid(method, &too_large),
-            })?;
-        if !status.is_success() {
-            return Err(refusal(method, status, &String::from_utf8_lossy(&bytes)));
-        }
-        serde_json::from_slice(&bytes).map_err(|error| invalid(method, &error))
-    }
-}
-
-/// The error of a non-success answer.
-pub(crate) fn refusal(method: &'static str, status: StatusCode, text: &str) -> GatewayError {
-    let body: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-    let name = body["error"]
-        .as_str()
-        .unwrap_or_else(|| status.canonical_reason().unwrap_or("Unknown"));
-    GatewayError::Refused {
-        method,
-        status: status.as_u16(),
-        name: ErrorName::parse(name),
-        message: body["message"].as_str().unwrap_or_default().to_owned(),
-    }
 }
 
 impl Gateway for GatewayClient {

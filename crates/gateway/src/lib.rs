@@ -12,6 +12,7 @@
 //! Nothing here knows of Tauri; tokens and kubeconfigs never reach a log or a `Debug` output.
 
 pub mod client;
+mod connection;
 pub mod error;
 pub mod kubeconfig;
 pub mod port;

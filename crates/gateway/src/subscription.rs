@@ -28,7 +28,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
-use crate::client::{Inner, refusal};
+use crate::connection::{Connection, refusal};
 use crate::error::{ErrorName, GatewayError};
 
 /// The first wait before reconnecting.
@@ -85,7 +85,7 @@ impl ClusterFeed {
         self.events.recv().await
     }
 
-    pub(crate) fn connect(inner: Arc<Inner>, name: Option<String>) -> Self {
+    pub(crate) fn connect(inner: Arc<Connection>, name: Option<String>) -> Self {
         let (sender, mut feed) = Self::channel();
         feed.task = Some(tokio::spawn(run(inner, name, sender)));
         feed
@@ -128,7 +128,7 @@ impl Reconnects {
     }
 }
 
-async fn run(inner: Arc<Inner>, name: Option<String>, events: mpsc::Sender<FeedEvent>) {
+async fn run(inner: Arc<Connection>, name: Option<String>, events: mpsc::Sender<FeedEvent>) {
     let mut backoff = Reconnects::default();
     loop {
         let (error, delivered) = match connection(&inner, name.as_deref(), &events).await {
@@ -165,7 +165,11 @@ fn is_fatal(error: &GatewayError) -> bool {
 }
 
 /// One connection: the snapshot, then changes until it breaks.
-async fn connection(inner: &Inner, name: Option<&str>, events: &mpsc::Sender<FeedEvent>) -> Ended {
+async fn connection(
+    inner: &Connection,
+    name: Option<&str>,
+    events: &mpsc::Sender<FeedEvent>,
+) -> Ended {
     let broke = |error, delivered| Ended::Broke { error, delivered };
     let mut socket = match open(inner, name).await {
         Ok(socket) => socket,
@@ -232,7 +236,7 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Connects with a fresh token.
-async fn open(inner: &Inner, name: Option<&str>) -> Result<Socket, GatewayError> {
+async fn open(inner: &Connection, name: Option<&str>) -> Result<Socket, GatewayError> {
     let mut url = inner.endpoint().await?;
     let scheme = if url.scheme() == "https" { "wss" } else { "ws" };
     url.set_scheme(scheme)

@@ -11,11 +11,12 @@
 use std::sync::Mutex;
 use swdesk_net::Outbound;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, sign_record};
 use swdesk_atproto::identity::Resolver;
 use swdesk_core::compute::StrongRef;
 use swdesk_core::timestamp::Timestamp;
+use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 use url::Url;
 
 use crate::account::Account;
@@ -34,7 +35,7 @@ pub struct Bidder {
     pub(crate) resolver: Resolver,
     pub(crate) ledger: Ledger,
     pub(crate) boot_step: std::time::Duration,
-    pub(crate) guest_keys: crate::secrets::GuestKeys,
+    pub(crate) guest_keys: crate::state::GuestKeys,
     behaviour: Mutex<Behaviour>,
     clock_skew_seconds: i64,
 }
@@ -169,6 +170,35 @@ impl Bidder {
         crate::account::send("a market call", request)
             .await
             .map_err(|error| error.to_string())
+    }
+
+    /// Writes `payload` in `collection` of the bidder's repo and the signed `market.event` about
+    /// `receipt` that carries it.
+    pub(crate) async fn write_event(
+        &self,
+        receipt: &StrongRef,
+        collection: &str,
+        payload: &serde_json::Value,
+    ) -> Result<(StrongRef, serde_json::Value), Refusal> {
+        let payload = self.write(collection, payload).await?;
+        let record = json!({"$type": event::NSID, "receipt": strong_json(receipt), "payload": strong_json(&payload), "signatures": []});
+        self.write_signed(event::NSID, &record).await
+    }
+
+    /// Sends the event to the requester's `submitEvent` service, when the accept named one.
+    pub(crate) async fn tell_requester(
+        &self,
+        requester_events: Option<&str>,
+        event_ref: &StrongRef,
+        record: &serde_json::Value,
+    ) {
+        let Some(service) = requester_events else {
+            return;
+        };
+        let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
+        if let Err(error) = self.call_service(service, submit_event::NSID, &body).await {
+            tracing::warn!(%service, %error, "submitEvent to the requester failed");
+        }
     }
 }
 

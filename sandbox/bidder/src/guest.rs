@@ -26,7 +26,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 use swdesk_lexicon::computer::socialweb::secret::sealed;
 
-use crate::bidder::{Bidder, now_rfc3339, strong_json};
+use crate::bidder::{Bidder, now_rfc3339};
 use crate::records::{check_attested, fetch, parts, strong_ref};
 use crate::state::GuestPhase;
 use crate::xrpc::Refusal;
@@ -85,7 +85,7 @@ async fn report(
             json!({"$type": on_network::NSID, "address": guest.address, "createdAt": now_rfc3339()}),
         ),
     };
-    let (event_ref, record) = match write_event(bidder, receipt, collection, &payload).await {
+    let (event_ref, record) = match bidder.write_event(receipt, collection, &payload).await {
         Ok(written) => written,
         Err(refusal) => {
             tracing::warn!(receipt = %receipt.uri, error = %refusal.message, "a guest event cannot be written");
@@ -100,40 +100,10 @@ async fn report(
     {
         return false;
     }
-    tell_requester(bidder, requester_events, &event_ref, &record).await;
+    bidder
+        .tell_requester(requester_events, &event_ref, &record)
+        .await;
     true
-}
-
-/// Writes `payload` in `collection` of the bidder's repo and the signed `market.event` about
-/// `receipt` that carries it.
-pub(crate) async fn write_event(
-    bidder: &Bidder,
-    receipt: &StrongRef,
-    collection: &str,
-    payload: &serde_json::Value,
-) -> Result<(StrongRef, serde_json::Value), Refusal> {
-    let payload = bidder.write(collection, payload).await?;
-    let record = json!({"$type": event::NSID, "receipt": strong_json(receipt), "payload": strong_json(&payload), "signatures": []});
-    bidder.write_signed(event::NSID, &record).await
-}
-
-/// Sends the event to the requester's `submitEvent` service, when the accept named one.
-pub(crate) async fn tell_requester(
-    bidder: &Bidder,
-    requester_events: Option<&str>,
-    event_ref: &StrongRef,
-    record: &serde_json::Value,
-) {
-    let Some(service) = requester_events else {
-        return;
-    };
-    let body = json!({"uri": event_ref.uri, "cid": event_ref.cid, "record": record});
-    if let Err(error) = bidder
-        .call_service(service, submit_event::NSID, &body)
-        .await
-    {
-        tracing::warn!(%service, %error, "submitEvent to the requester failed");
-    }
 }
 
 /// Answers `submitEvent` from `issuer`: the release of a guest, or a secret sealed to it.

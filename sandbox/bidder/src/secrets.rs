@@ -7,9 +7,6 @@
 //! tests compare with the value they set. The value itself goes nowhere: not in a record, a
 //! log line or the ledger.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use age::x25519::Identity;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -17,28 +14,9 @@ use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::computer::socialweb::secret::{guest_key, sealed};
 
 use crate::bidder::{Bidder, now_rfc3339, strong_json};
-use crate::guest::{tell_requester, write_event};
 use crate::records::strong_ref;
 use crate::state::{Guest, Opened};
 use crate::xrpc::Refusal;
-
-/// Each guest's identity, by its receipt's at-uri.
-#[derive(Default)]
-pub struct GuestKeys(Mutex<HashMap<String, Identity>>);
-
-impl std::fmt::Debug for GuestKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("GuestKeys(<redacted>)")
-    }
-}
-
-impl GuestKeys {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Identity>> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 /// Makes the guest of `receipt` its key and reports it; logged and dropped when it cannot be
 /// written (the requester then keeps waiting for a key).
@@ -55,10 +33,12 @@ pub async fn publish_key(bidder: &Bidder, receipt: &StrongRef, requester_events:
         .guest_keys
         .lock()
         .insert(receipt.uri.clone(), identity);
-    match write_event(bidder, receipt, guest_key::NSID, &payload).await {
+    match bidder.write_event(receipt, guest_key::NSID, &payload).await {
         Ok((event_ref, record)) => {
             bidder.ledger.set_key(receipt, recipient);
-            tell_requester(bidder, requester_events, &event_ref, &record).await;
+            bidder
+                .tell_requester(requester_events, &event_ref, &record)
+                .await;
         }
         Err(refusal) => {
             tracing::warn!(receipt = %receipt.uri, error = %refusal.message, "the guest's key cannot be written");

@@ -1,6 +1,6 @@
 //! What the bidder remembers, and what tests read of it: the RFPs it was sent, the ones it
 //! refused, the bids it made (free, or paid with their price), the free grants it minted, and
-//! its simulated guests with their phase. [`Ledger`] holds it behind a lock never held across an
+//! its simulated guests with their phase, and (never in a snapshot) each guest's secret key. [`Ledger`] holds it behind a lock never held across an
 //! `await`; [`Snapshot`] is a copy at one moment.
 //!
 //! Guest lifecycle (one per receipt): `Provisioning` → `Started` (after `vm.started` is
@@ -8,7 +8,10 @@
 //! fail after an accept; `TornDown` from any phase on a `vm.delete` by the accept's author.
 //! `TornDown` is final: a boot step that finishes after it changes nothing.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
+
+use age::x25519::Identity;
 
 use swdesk_core::compute::StrongRef;
 
@@ -275,6 +278,24 @@ impl Ledger {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
         self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Each guest's identity, by its receipt's at-uri.
+#[derive(Default)]
+pub struct GuestKeys(Mutex<HashMap<String, Identity>>);
+
+impl std::fmt::Debug for GuestKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GuestKeys(<redacted>)")
+    }
+}
+
+impl GuestKeys {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Identity>> {
+        self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

@@ -17,8 +17,9 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::{
 };
 use swdesk_lexicon::computer::socialweb::k8s::{get_job, kubectl_apply_server_side as ssa};
 
+use crate::auth::caller;
 use crate::clusters::Gateway;
-use crate::xrpc::{Refusal, answer, parse_body};
+use crate::xrpc::{Refusal, answer, parse_body, parse_query};
 
 type Shared = State<Arc<Gateway>>;
 
@@ -52,18 +53,6 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
 
 async fn did_document(State(gateway): Shared) -> Response {
     Json(crate::did::document(gateway.did(), gateway.url().as_str())).into_response()
-}
-
-/// The caller of a call to `nsid`.
-pub async fn caller(gateway: &Gateway, headers: &HeaderMap, nsid: &str) -> Result<String, Refusal> {
-    crate::auth::authenticate(
-        gateway.resolver(),
-        headers,
-        &[gateway.did()],
-        nsid,
-        gateway.token_clock(),
-    )
-    .await
 }
 
 fn phase(phase: defs::Phase) -> defs::PhaseResult {
@@ -188,17 +177,4 @@ async fn job(State(gateway): Shared, headers: HeaderMap, uri: Uri) -> Response {
         }
         .await,
     )
-}
-
-/// Query parameters as `T` (numbers from their text, as the lexicon types them), or
-/// `InvalidRequest`.
-pub fn parse_query<T: serde::de::DeserializeOwned>(uri: &Uri) -> Result<T, Refusal> {
-    axum::extract::Query::<T>::try_from_uri(uri)
-        .map(|query| query.0)
-        .map_err(|error| {
-            Refusal::bad(
-                "InvalidRequest",
-                format!("the parameters are not valid: {}", error.body_text()),
-            )
-        })
 }

@@ -21,9 +21,9 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::auth::caller;
 use crate::clusters::Gateway;
-use crate::routes::{caller, parse_query};
-use crate::xrpc::Refusal;
+use crate::xrpc::{Refusal, parse_query};
 
 #[derive(Serialize)]
 struct Header<'a> {

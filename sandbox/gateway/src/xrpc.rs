@@ -1,7 +1,8 @@
 //! XRPC error answers: the sandbox peers' shared [`Refusal`] (`{error, message}` with its HTTP
-//! status), [`answer`] and [`parse_body`]; and the gateway's own input rule, cluster names as
-//! DNS-1123 labels.
+//! status), [`answer`], [`parse_body`] and [`parse_query`]; and the gateway's own input rule,
+//! cluster names as DNS-1123 labels.
 
+use axum::http::Uri;
 pub use swdesk_sandbox_peer::xrpc::{Refusal, answer, parse_body};
 
 /// Whether `name` is a DNS-1123 label, and if not, why.
@@ -24,6 +25,19 @@ pub fn cluster_name(name: &str) -> Result<&str, Refusal> {
         None => Ok(name),
         Some(problem) => Err(Refusal::bad("InvalidName", problem)),
     }
+}
+
+/// Query parameters as `T` (numbers from their text, as the lexicon types them), or
+/// `InvalidRequest`.
+pub fn parse_query<T: serde::de::DeserializeOwned>(uri: &Uri) -> Result<T, Refusal> {
+    axum::extract::Query::<T>::try_from_uri(uri)
+        .map(|query| query.0)
+        .map_err(|error| {
+            Refusal::bad(
+                "InvalidRequest",
+                format!("the parameters are not valid: {}", error.body_text()),
+            )
+        })
 }
 
 #[cfg(test)]

@@ -292,7 +292,7 @@ fn the_dids_shown_are_named_as_far_as_they_are_known() {
         .unwrap()
         .unwrap();
     assert_eq!(
-        dids(&shown).into_iter().collect::<Vec<_>>(),
+        dids(&shown.contracts).into_iter().collect::<Vec<_>>(),
         [BIDDER, DEAR, STRANGER]
     );
     let names: Names = [(
@@ -303,7 +303,7 @@ fn the_dids_shown_are_named_as_far_as_they_are_known() {
         },
     )]
     .into();
-    name_identities(&mut shown, &names);
+    name_identities(&mut shown.contracts, &names);
     let api = &shown.contracts[0];
     assert_eq!(api.winner_handle.as_deref(), Some("cheap.test"));
     assert_eq!(api.bids[1].bidder_handle.as_deref(), Some("cheap.test"));

@@ -115,7 +115,7 @@ async fn deployments_are_published_pulled_and_ended_on_the_real_pds() {
         .collect();
     assert_eq!(live.len(), 2, "{live:?}");
     assert!(!live.contains(&"beta"));
-    let own = Name::parse(swdesk_api::controller::OWN_INDEX).unwrap();
+    let own = Name::parse(swdesk_api::deployments::OWN_INDEX).unwrap();
     let following = controller
         .store()
         .get::<InfraCollectionSpec>(&own)

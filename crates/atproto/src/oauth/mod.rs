@@ -19,7 +19,7 @@ mod metadata;
 pub mod sandbox;
 pub mod scope;
 mod server;
-mod session;
+pub(crate) mod session;
 mod sign_in;
 
 use std::sync::Arc;
@@ -290,15 +290,6 @@ impl OAuthClient {
     /// The identity resolver this client uses.
     pub fn resolver(&self) -> &Resolver {
         &self.resolver
-    }
-
-    /// The session of an earlier run, if the keychain holds one.
-    pub async fn restore(&self) -> Result<Option<crate::agent::Agent>, OAuthError> {
-        let stored = crate::keychain::blocking(self.store.clone(), |store| store.load()).await?;
-        let Some(stored) = stored else {
-            return Ok(None);
-        };
-        crate::agent::Agent::from_stored(stored, self.http.clone(), self.store.clone()).map(Some)
     }
 }
 

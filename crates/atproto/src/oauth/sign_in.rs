@@ -37,6 +37,15 @@ struct Attempt {
 }
 
 impl OAuthClient {
+    /// The session of an earlier run, if the keychain holds one.
+    pub async fn restore(&self) -> Result<Option<Agent>, OAuthError> {
+        let stored = crate::keychain::blocking(self.store.clone(), |store| store.load()).await?;
+        let Some(stored) = stored else {
+            return Ok(None);
+        };
+        Agent::from_stored(stored, self.http.clone(), self.store.clone()).map(Some)
+    }
+
     /// Signs in the account named by `input` (a handle or a DID) and stores the session.
     /// Dropping the returned future cancels the sign-in; nothing is stored then.
     pub async fn sign_in(&self, input: &str) -> Result<Agent, OAuthError> {

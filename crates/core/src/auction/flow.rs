@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bids::{Auction, CountedBid, Decision, decide, winner};
 use super::trust::RecordCheck;
-use crate::compute::{ComputePhase, StrongRef};
+use crate::compute::phase::{ComputePhase, StrongRef};
 use crate::timestamp::Timestamp;
 
 /// The winning bid and the auction it won.

@@ -19,9 +19,12 @@ use crate::drift::Drift;
 use crate::infra::{Contract, DeploymentKind};
 use crate::name::Name;
 use crate::retry::Backoff;
-use crate::rollup::ContractPhase;
 use crate::secret::{SecretRef, SecretsStatus};
 use crate::timestamp::Timestamp;
+
+pub mod phase;
+
+pub use phase::{ComputePhase, StrongRef};
 
 /// The deployment a ComputeContract belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,44 +55,6 @@ pub struct ComputeContractSpec {
     /// When the release was last asked for; a newer time sends the release again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_requested_at: Option<Timestamp>,
-}
-
-/// The phase of a ComputeContract.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ComputePhase {
-    /// The request-for-proposals flow runs.
-    #[default]
-    Requesting,
-    /// The guest runs.
-    Deployed,
-    /// The release was sent.
-    Releasing,
-    /// The guest is released.
-    Released,
-    /// The flow or the release failed.
-    Failed,
-}
-
-impl ComputePhase {
-    /// The phase shown for the contract in its deployment's status.
-    pub fn contract_phase(self) -> ContractPhase {
-        match self {
-            Self::Requesting => ContractPhase::Requesting,
-            Self::Deployed => ContractPhase::Deployed,
-            Self::Releasing => ContractPhase::Releasing,
-            Self::Released => ContractPhase::Released,
-            Self::Failed => ContractPhase::Failed,
-        }
-    }
-}
-
-/// A reference to a record by URI and cid.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct StrongRef {
-    /// The record's at-uri.
-    pub uri: String,
-    /// The record's cid.
-    pub cid: String,
 }
 
 /// A bid received for the contract's request for proposals.

@@ -183,6 +183,12 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
         .await?;
     assert_eq!(shown.summary, "A contract was released", "{shown:?}");
     drop(other_app);
+    // The section, the notices and the palette read one list: listed once, at sign-in.
+    assert_eq!(
+        window.log_lines_containing("listed the deployments"),
+        1,
+        "the window listed the deployments more than once"
+    );
     window.close().await
 }
 

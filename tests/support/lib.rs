@@ -242,6 +242,19 @@ impl AppWindow {
         &self.home
     }
 
+    /// How many lines of the app's log files (in its home's data directory) contain `needle`.
+    pub fn log_lines_containing(&self, needle: &str) -> usize {
+        let logs = self.home.join("data/computer.socialweb.desk/logs");
+        let Ok(entries) = std::fs::read_dir(&logs) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+            .map(|text| text.lines().filter(|line| line.contains(needle)).count())
+            .sum()
+    }
+
     /// Launches the app binary again, as the owner clicking its icon a second time would, with
     /// this window's home and environment; answers how that second process ended (it is killed
     /// after `timeout`).

@@ -174,7 +174,11 @@ impl Desk {
 
     /// Every deployment of the signed-in account.
     pub async fn deployments(&self) -> Result<Vec<DeploymentRow>, DeskError> {
-        self.read(deployments::rows).await
+        let rows = self.read(deployments::rows).await?;
+        // The window lists once per controller start (and when it lost change events); a line
+        // per listing shows in the log when something asks more often.
+        tracing::info!(rows = rows.len(), "listed the deployments");
+        Ok(rows)
     }
 
     /// One deployment, with what the controller knows of it; the DIDs it shows named as far

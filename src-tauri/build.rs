@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "reveal_secret",
     "end_deployment",
     "resolve_conflict",
+    "succeed_deployment",
     "open_receipt",
     "clusters",
     "create_cluster",

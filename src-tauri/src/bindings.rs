@@ -31,6 +31,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::reveal_secret,
             deployments::end_deployment,
             deployments::resolve_conflict,
+            deployments::succeed_deployment,
             deployments::open_receipt,
             clusters::clusters,
             clusters::create_cluster,

@@ -251,6 +251,20 @@ pub async fn resolve_conflict(
         .await?)
 }
 
+/// Ends a deployment whose record was changed elsewhere in fields only creation sets, for a
+/// successor declared as the record is; answers the successor's row.
+#[tauri::command]
+#[specta::specta]
+pub async fn succeed_deployment(
+    desk: tauri::State<'_, Arc<Desk>>,
+    kind: Kind,
+    name: String,
+) -> Result<DeploymentRow, CommandError> {
+    Ok(desk
+        .succeed_deployment(kind.into(), &self::name(&name)?)
+        .await?)
+}
+
 /// Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
 /// it); the window names the contract, never an address.
 #[tauri::command]

@@ -2,7 +2,9 @@
 //! refused naming each; a valid one is created, published (the record checked on the PDS), its
 //! contract requested (shown waiting, with what for) and released with one click (shown
 //! releasing at once, then released, and the record says so); the release is told in the
-//! window and, the owner not looking at the window, on the desktop.
+//! window and, the owner not looking at the window, on the desktop. A contract's kind changed
+//! by another client is neither applied nor reverted until the owner keeps this side or ends
+//! the deployment for a successor.
 
 use std::time::Duration;
 
@@ -14,6 +16,8 @@ use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 /// Publishing, pulling and the controller's reaction take seconds, a status-only write of the
 /// record up to a minute (the progress-write policy); generous under load.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
+/// The deployments' record collection.
+const INFRA: &str = "computer.socialweb.infra";
 
 async fn record(pds: &SandboxPds, did: &str, rkey: &str) -> anyhow::Result<Option<Value>> {
     let url = format!(
@@ -275,4 +279,85 @@ async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit
     desktop.screenshot("released-from-the-follower").await?;
     desktop.close().await?;
     laptop.close().await
+}
+
+/// Another client changes what only creation sets (a contract's `computeKind`): the window
+/// shows it, applies nothing and writes nothing back until the owner chooses; "keep this
+/// device's" writes ours back, "end and declare a successor" ends `web` and declares `web-2`
+/// as the record was.
+#[tokio::test]
+async fn a_contract_kind_changed_elsewhere_is_kept_here_or_ends_for_a_successor()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2egen").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("genesis", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "web").await?;
+    window.type_into("#decl-contracts", "api").await?;
+    window.click("[data-action='save-declaration']").await?;
+    let in_sync = "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']";
+    window.wait_for(in_sync, SYNC_TIMEOUT).await?;
+    let ours = record_where(&pds, &account.did, "web", |_| true).await?;
+
+    let edit_elsewhere = async || {
+        let mut theirs = ours.clone();
+        theirs["contracts"][0]["computeKind"] = serde_json::json!("deno");
+        pds.put_record_as(&account, INFRA, "web", &theirs).await
+    };
+    edit_elsewhere().await?;
+    let changed = "[data-testid='deployment-row'][data-name='web'][data-sync='conflict']";
+    window.wait_for(changed, SYNC_TIMEOUT).await?;
+    window.click(changed).await?;
+    window
+        .wait_for_text(
+            "[data-testid='changed-elsewhere']",
+            "computeKind of contract api: vm here, deno in the record",
+        )
+        .await?;
+    let record = record(&pds, &account.did, "web").await?.unwrap_or_default();
+    assert_eq!(
+        record["contracts"][0]["computeKind"], "deno",
+        "nothing is written back before the owner chooses"
+    );
+    window.screenshot("changed-elsewhere").await?;
+
+    window
+        .click("[data-testid='changed-elsewhere'] [data-action='keep-local']")
+        .await?;
+    record_where(&pds, &account.did, "web", |record| {
+        record["contracts"][0].get("computeKind").is_none()
+    })
+    .await?;
+    window.wait_for(in_sync, SYNC_TIMEOUT).await?;
+
+    edit_elsewhere().await?;
+    window
+        .wait_for("[data-testid='changed-elsewhere']", SYNC_TIMEOUT)
+        .await?;
+    window
+        .click("[data-testid='changed-elsewhere'] [data-action='succeed']")
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='web-2'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    window
+        .find("[data-testid='deployment-detail'][data-name='web-2']")
+        .await?;
+    let successor = record_where(&pds, &account.did, "web-2", |_| true).await?;
+    assert_eq!(successor["contracts"][0]["computeKind"], "deno");
+    record_where(&pds, &account.did, "web", |record| {
+        record["status"]["endedAt"].is_string()
+    })
+    .await?;
+    window.screenshot("successor").await?;
+    window.close().await
 }

@@ -17,6 +17,7 @@ use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
+use swdesk_core::declaration::genesis::contract_genesis_problems;
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::deployment::{Deployment, SyncSummary, is_follower};
@@ -186,7 +187,9 @@ pub fn declare(
                 declared.labels,
                 declared.spec,
                 now,
-                |_, _| Vec::new(),
+                |old: &InfraSpec, new: &InfraSpec| {
+                    contract_genesis_problems(&old.contracts, &new.contracts)
+                },
             )?;
             Ok(row(&object, &writers))
         }
@@ -216,6 +219,83 @@ pub fn set_contract(
     edit_declared(store, kind, name, |spec| {
         apply_intent(spec, contract, intent, now)
     })
+}
+
+/// The owner's way out of a record changed elsewhere in fields only creation sets: a successor
+/// deployment, `<name>-2` (or the next free number), declared as the record is (`record`, a
+/// record of `kind`), and this one ended (its record gets its final write and stays). Refused
+/// whole, writing nothing, when the record cannot be read as a deployment or the successor's
+/// declaration has a problem.
+pub fn succeed(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    record: &Value,
+    now: Timestamp,
+) -> Result<DeploymentRow, IntentError> {
+    let read = match kind {
+        DeploymentKind::Infra => InfraSpec::read(record),
+        DeploymentKind::EphemeralInfra => EphemeralInfraSpec::read(record),
+    };
+    let facts = read.map_err(|error| IntentError::Refused(error.to_string()))?;
+    let mut spec = match kind {
+        DeploymentKind::Infra => successor_spec::<InfraSpec>(store, name)?,
+        DeploymentKind::EphemeralInfra => successor_spec::<EphemeralInfraSpec>(store, name)?,
+    };
+    if let Some(fields) = spec.as_object_mut() {
+        fields.remove("description");
+        if let Some(description) = facts.description {
+            fields.insert("description".to_owned(), json!(description));
+        }
+        fields.insert("contracts".to_owned(), json!(facts.contracts));
+    }
+    let successor = free_successor_name(store, kind, name)?;
+    let declaration = json!({
+        "kind": format!("{kind:?}"),
+        "metadata": {"name": successor.as_str()},
+        "spec": spec,
+    });
+    let row = declare(store, &declaration, now)?;
+    end(store, kind, name, now)?;
+    Ok(row)
+}
+
+/// The declared spec of `name` without its record binding, as JSON, for a successor.
+fn successor_spec<D: Deployment>(store: &Store, name: &Name) -> Result<Value, IntentError> {
+    let object = store
+        .get::<D>(name)?
+        .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+    let mut spec = serde_json::to_value(&object.spec).unwrap_or_default();
+    if let Some(fields) = spec.as_object_mut() {
+        fields.remove("record");
+    }
+    Ok(spec)
+}
+
+/// `<name>-2`, `<name>-3`, ...: the first that names no deployment of `kind` yet.
+fn free_successor_name(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+) -> Result<Name, IntentError> {
+    let base = name.as_str().get(..60).unwrap_or(name.as_str());
+    for number in 2..100 {
+        let Ok(candidate) = Name::parse(&format!("{}-{number}", base.trim_end_matches('-'))) else {
+            continue;
+        };
+        let taken = match kind {
+            DeploymentKind::Infra => store.get::<InfraSpec>(&candidate)?.is_some(),
+            DeploymentKind::EphemeralInfra => {
+                store.get::<EphemeralInfraSpec>(&candidate)?.is_some()
+            }
+        };
+        if !taken {
+            return Ok(candidate);
+        }
+    }
+    Err(IntentError::Refused(format!(
+        "{name} has 98 successors already; end some of them first"
+    )))
 }
 
 /// Ends the deployment: its contracts are released, then its record gets its final write and

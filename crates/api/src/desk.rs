@@ -387,6 +387,25 @@ impl Desk {
         Ok(stored.map(|stored| records::view(kind, &stored, local)))
     }
 
+    /// Ends the deployment `kind`/`name` for a successor declared as its record now is (the
+    /// way out of a record changed elsewhere in fields only creation sets); the successor's row.
+    pub async fn succeed_deployment(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+    ) -> Result<DeploymentRow, DeskError> {
+        let record = self
+            .deployment_record(kind, name)
+            .await?
+            .ok_or_else(|| DeskError::Record(format!("{name} has no record to succeed")))?;
+        let value: Value = serde_json::from_str(&record.value)
+            .map_err(|error| DeskError::Record(error.to_string()))?;
+        let name = name.clone();
+        let now = SystemClock.now();
+        self.intent(move |store| deployments::succeed(store, kind, &name, &value, now))
+            .await
+    }
+
     /// The owner's answer to a deployment's conflict.
     pub async fn resolve_conflict(
         &self,

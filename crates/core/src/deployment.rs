@@ -87,7 +87,7 @@ impl SyncSummary {
             None | Some(SyncState::Publishing) => Self::Publishing,
             Some(SyncState::Published | SyncState::Following | SyncState::Pushed) => Self::InSync,
             Some(SyncState::Pulled) => Self::Pulling,
-            Some(SyncState::Conflict) => Self::Conflict,
+            Some(SyncState::Conflict | SyncState::ChangedElsewhere { .. }) => Self::Conflict,
             Some(SyncState::Offline { .. } | SyncState::WriteFailed { .. }) => Self::Offline,
             Some(
                 SyncState::RecordInvalid { .. } | SyncState::ReservedKey | SyncState::RecordGone,

@@ -27,6 +27,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::declaration::DeclarationHash;
+use crate::declaration::genesis::GenesisChange;
 use crate::rkey::Rkey;
 use crate::timestamp::Timestamp;
 
@@ -89,6 +90,13 @@ pub enum SyncState {
     },
     /// Edited here and in the repo since they last agreed: the owner chooses.
     Conflict,
+    /// The record was edited elsewhere in fields only creation sets
+    /// ([`crate::declaration::genesis`]): nothing of it is applied, and nothing is written
+    /// back, until the owner keeps this side or ends the deployment for a successor.
+    ChangedElsewhere {
+        /// Each such field, with both values.
+        changes: Vec<GenesisChange>,
+    },
     /// The record in the repo does not validate; nothing is written over it until it does.
     RecordInvalid {
         /// Every problem, joined.
@@ -125,6 +133,13 @@ impl SyncState {
                 "waiting to sync: the repo cannot be read ({error}); changes made here are kept and published once it answers"
             ),
             Self::Conflict => "the deployment was edited here and in the repo since they last agreed; keep this one or take the record's".to_owned(),
+            Self::ChangedElsewhere { changes } => {
+                let changes: Vec<String> = changes.iter().map(ToString::to_string).collect();
+                format!(
+                    "changed elsewhere: {}; keep this side, or end this deployment and declare a successor with the new value",
+                    changes.join("; ")
+                )
+            }
             Self::RecordInvalid { problems } => format!(
                 "the record in the repo does not validate, and nothing is written over it until it does: {problems}"
             ),

@@ -105,6 +105,8 @@ pub enum SandboxPdsError {
     CreateAccount { handle: String, message: String },
     #[error("reading the repo of {did} failed: {message}")]
     ReadRepo { did: String, message: String },
+    #[error("writing {uri} as another client failed: {message}")]
+    WriteRecord { uri: String, message: String },
     #[error("reading the harness's output failed: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -304,6 +306,48 @@ impl SandboxPds {
         }
         let bytes = response.bytes().await.map_err(|e| failed(e.to_string()))?;
         Ok(bytes.to_vec())
+    }
+
+    /// Writes `value` at `collection`/`rkey` in `account`'s repo as another client would (a
+    /// password session of its own, `putRecord` without a swap): the edit made elsewhere that
+    /// the app must notice.
+    pub async fn put_record_as(
+        &self,
+        account: &Account,
+        collection: &str,
+        rkey: &str,
+        value: &serde_json::Value,
+    ) -> Result<(), SandboxPdsError> {
+        let uri = format!("at://{}/{collection}/{rkey}", account.did);
+        let failed = |message: String| SandboxPdsError::WriteRecord {
+            uri: uri.clone(),
+            message,
+        };
+        let pds = &self.info.pds_url;
+        let session: serde_json::Value = self
+            .http
+            .post(format!("{pds}/xrpc/com.atproto.server.createSession"))
+            .json(&serde_json::json!({"identifier": account.did, "password": account.password}))
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| failed(e.to_string()))?
+            .json()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let token = session["accessJwt"].as_str().unwrap_or_default();
+        let body = serde_json::json!({
+            "repo": account.did, "collection": collection, "rkey": rkey, "record": value,
+        });
+        self.http
+            .post(format!("{pds}/xrpc/com.atproto.repo.putRecord"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(())
     }
 }
 

@@ -51,6 +51,11 @@ export const commands = {
 	/**  Answers a deployment's conflict: keep this device's declaration, or take the record's. */
 	resolveConflict: (kind: Kind, name: string, keep: Keep) => typedError<null, CommandError>(__TAURI_INVOKE("resolve_conflict", { kind, name, keep })),
 	/**
+	 *  Ends a deployment whose record was changed elsewhere in fields only creation sets, for a
+	 *  successor declared as the record is; answers the successor's row.
+	 */
+	succeedDeployment: (kind: Kind, name: string) => typedError<DeploymentRow_Serialize, CommandError>(__TAURI_INVOKE("succeed_deployment", { kind, name })),
+	/**
 	 *  Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
 	 *  it); the window names the contract, never an address.
 	 */
@@ -774,6 +779,18 @@ export type DriftView = {
 	fix: string,
 };
 
+/**  A genesis-only field of a contract that two declarations set differently. */
+export type GenesisChange = {
+	/**  The contract's name. */
+	contract: string,
+	/**  The field, as the record spells it (`computeKind`). */
+	field: string,
+	/**  Its value on this side. */
+	ours: string,
+	/**  Its value on the other side (the record, or the edit). */
+	theirs: string,
+};
+
 /**  An event the provider reported about the guest. */
 export type GuestEventView = GuestEventView_Serialize | GuestEventView_Deserialize;
 
@@ -1257,6 +1274,14 @@ error: string } |
 error: string } | 
 /**  Edited here and in the repo since they last agreed: the owner chooses. */
 { state: "conflict" } | 
+/**
+ *  The record was edited elsewhere in fields only creation sets
+ *  ([`crate::declaration::genesis`]): nothing of it is applied, and nothing is written
+ *  back, until the owner keeps this side or ends the deployment for a successor.
+ */
+{ state: "changedElsewhere"; 
+/**  Each such field, with both values. */
+changes: GenesisChange[] } | 
 /**  The record in the repo does not validate; nothing is written over it until it does. */
 { state: "recordInvalid"; 
 /**  Every problem, joined. */

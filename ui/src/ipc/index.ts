@@ -87,6 +87,15 @@ export class IpcError extends Error {
   }
 }
 
+/** What went wrong, in words: the message, then each problem at its place with its fix. */
+export function errorText(error: unknown): string {
+  if (error instanceof IpcError && error.problems.length > 0) {
+    const problems = error.problems.map((problem) => `${problem.path || "/"}: ${problem.message} ${problem.fix}`);
+    return `${error.message}: ${problems.join("; ")}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
 type Outcome<T> = { status: "ok"; data: T } | { status: "error"; error: CommandError };
 
 function unwrap<T>(outcome: Outcome<T>): T {
@@ -194,6 +203,12 @@ export async function openReceipt(kind: Kind, name: string, contract: string): P
 /** Answers a conflict: keep this device's declaration, or take the record's. */
 export async function resolveConflict(kind: Kind, name: string, keep: Keep): Promise<void> {
   unwrap(await commands.resolveConflict(kind, name, keep));
+}
+
+/** Ends a deployment whose record was changed elsewhere in fields only creation sets, for a
+ * successor declared as the record is; resolves to the successor's row. */
+export async function succeedDeployment(kind: Kind, name: string): Promise<DeploymentRow> {
+  return unwrap(await commands.succeedDeployment(kind, name));
 }
 
 /** Calls `handle` with every deployment change; resolves to the function that stops it. */

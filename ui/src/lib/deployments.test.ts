@@ -18,6 +18,7 @@ import {
   rollBack,
   syncLabel,
   syncStateLabel,
+  genesisLines,
   waitingFor,
   writeForm,
   type Contract,
@@ -153,6 +154,16 @@ describe("the list", () => {
     );
     expect(contractSummary(row("a"))).toBe("No contracts");
     expect(syncLabel("offline")).toBe("Waiting to sync");
+  });
+
+  it("lists the creation-only fields a record changed elsewhere", () => {
+    const changed = {
+      state: "changedElsewhere" as const,
+      changes: [{ contract: "api", field: "computeKind", ours: "vm", theirs: "deno" }],
+    };
+    expect(genesisLines(changed)).toEqual(["computeKind of contract api: vm here, deno in the record"]);
+    expect(genesisLines({ state: "conflict" })).toEqual([]);
+    expect(syncStateLabel(changed)).toBe("Changed elsewhere");
   });
 
   it("names the reconciler's sync outcome, its reason kept as data", () => {

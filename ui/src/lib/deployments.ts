@@ -135,6 +135,7 @@ const SYNC_STATE_LABELS: Record<SyncState["state"], string> = {
   writeFailed: "Write failed, retrying",
   offline: "Repo unreachable",
   conflict: "Conflict",
+  changedElsewhere: "Changed elsewhere",
   recordInvalid: "Record invalid",
   recordEnded: "Record ended",
   recordGone: "Record gone",
@@ -144,6 +145,15 @@ const SYNC_STATE_LABELS: Record<SyncState["state"], string> = {
 /** The reconciler's last sync outcome, in words for the detail. */
 export function syncStateLabel(state: SyncState | null | undefined): string {
   return state ? SYNC_STATE_LABELS[state.state] : "—";
+}
+
+/** What a record changed elsewhere in fields only creation sets changed, a line each; empty for
+ * any other sync state. */
+export function genesisLines(state: SyncState | null | undefined): string[] {
+  if (state?.state !== "changedElsewhere") return [];
+  return state.changes.map(
+    (change) => `${change.field} of contract ${change.contract}: ${change.ours} here, ${change.theirs} in the record`,
+  );
 }
 
 /** Whether the sync state needs the owner (a conflict, an invalid record). */

@@ -343,3 +343,94 @@ fn user_data_holding_a_secret_is_refused_with_every_other_problem_and_nothing_st
     assert!(!format!("{problems:?}").contains("hunter2"));
     assert!(rows(&store).unwrap().is_empty(), "nothing is stored");
 }
+
+#[test]
+fn another_kind_for_a_declared_contract_is_refused_and_a_new_contract_may_take_it() {
+    let (_dir, store) = store();
+    declare(&store, &web("v1"), at(0)).unwrap();
+    let mut edited = web("v2");
+    edited["spec"]["contracts"][1]["computeKind"] = json!("deno");
+    let Err(IntentError::Invalid(problems)) = declare(&store, &edited, at(1)) else {
+        panic!("refused");
+    };
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].path, "/spec/contracts/1/computeKind");
+    assert!(
+        problems[0].fix.contains("another name"),
+        "{}",
+        problems[0].fix
+    );
+    let row = rows(&store).unwrap().remove(0);
+    assert_eq!(row.description.as_deref(), Some("v1"), "nothing was saved");
+
+    edited["spec"]["contracts"][1]["name"] = json!("worker-deno");
+    declare(&store, &edited, at(2)).unwrap();
+}
+
+#[test]
+fn a_successor_is_declared_as_the_record_is_and_the_deployment_ends() {
+    let (_dir, store) = store();
+    declare(&store, &web("ours"), at(0)).unwrap();
+    declare(
+        &store,
+        &json!({"kind": "Infra", "metadata": {"name": "web-2"}, "spec": {}}),
+        at(0),
+    )
+    .unwrap();
+    let undescribed = json!({
+        "$type": "computer.socialweb.infra",
+        "contracts": [{"name": "api", "state": "staged", "computeKind": "deno"}],
+        "createdAt": "2026-12-05T10:00:00.000Z"
+    });
+    let alone = Name::parse("alone").unwrap();
+    declare(
+        &store,
+        &json!({"kind": "Infra", "metadata": {"name": "alone"}, "spec": {"description": "x"}}),
+        at(0),
+    )
+    .unwrap();
+    let successor =
+        deployments::succeed(&store, DeploymentKind::Infra, &alone, &undescribed, at(1)).unwrap();
+    assert_eq!(successor.name, "alone-2");
+    assert_eq!(successor.description, None, "as the record says");
+
+    let record = json!({
+        "$type": "computer.socialweb.infra",
+        "description": "theirs",
+        "contracts": [{"name": "api", "state": "staged", "computeKind": "deno"}],
+        "createdAt": "2026-12-05T10:00:00.000Z"
+    });
+    let name = Name::parse("web").unwrap();
+    let successor =
+        deployments::succeed(&store, DeploymentKind::Infra, &name, &record, at(5)).unwrap();
+
+    assert_eq!(successor.name, "web-3", "web-2 is taken");
+    assert_eq!(successor.description.as_deref(), Some("theirs"));
+    let object = store
+        .get::<InfraSpec>(&Name::parse("web-3").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        object.spec.contracts[0].compute_kind_or_default().as_str(),
+        "deno"
+    );
+    // No controller holds its finalizer here, so the ended deployment leaves the store at once.
+    let ended = store.get::<InfraSpec>(&name).unwrap();
+    assert!(
+        ended.is_none_or(|ended| ended.metadata.is_deleting()),
+        "the deployment ends"
+    );
+
+    let unreadable = json!({"$type": "computer.socialweb.infra"});
+    let other = Name::parse("web-3").unwrap();
+    assert!(
+        deployments::succeed(&store, DeploymentKind::Infra, &other, &unreadable, at(6)).is_err()
+    );
+    assert!(
+        store
+            .get::<InfraSpec>(&Name::parse("web-4").unwrap())
+            .unwrap()
+            .is_none(),
+        "nothing was declared"
+    );
+}

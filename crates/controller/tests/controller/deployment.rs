@@ -509,6 +509,54 @@ async fn taking_the_record_in_a_conflict_applies_it_here() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_contract_kind_changed_elsewhere_is_neither_applied_nor_reverted_until_kept() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "web", vec![contract("api", "staged")]);
+    core.settle(&world).await;
+    edit_elsewhere(&world, &core, "web", |value| {
+        value["contracts"][0]["computeKind"] = json!("deno");
+        value["description"] = json!("edited elsewhere");
+    })
+    .await;
+    core.settle(&world).await;
+
+    let object = get(&world, "web").unwrap();
+    let SyncState::ChangedElsewhere { changes } = sync(&object) else {
+        panic!("not shown as changed elsewhere: {:?}", sync(&object));
+    };
+    assert_eq!(
+        changes[0].to_string(),
+        "`computeKind` of contract api may only be set at creation (was vm, the record says deno)"
+    );
+    assert_eq!(
+        object.spec.description.as_deref(),
+        Some("web"),
+        "nothing applied"
+    );
+    assert_eq!(object.spec.contracts[0].compute_kind, None);
+    assert_eq!(
+        record(&world, "web").unwrap()["contracts"][0]["computeKind"],
+        "deno",
+        "nothing reverted"
+    );
+    let name = Name::parse("web").unwrap();
+    let take =
+        resolve_conflict::<InfraSpec, _>(&world.context, &core.view, &name, Resolution::TakeRecord)
+            .await;
+    assert!(
+        take.is_err(),
+        "a genesis field cannot be taken from the record"
+    );
+
+    resolve(&world, &core, Resolution::KeepLocal).await;
+    let kept = record(&world, "web").unwrap();
+    assert_eq!(kept["description"], "web");
+    assert!(kept["contracts"][0].get("computeKind").is_none(), "{kept}");
+    assert_eq!(sync(&get(&world, "web").unwrap()), SyncState::Published);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_resolution_without_a_conflict_is_refused_and_changes_nothing() {
     let world = World::new();
     let core = Core::new(&world);

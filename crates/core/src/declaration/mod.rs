@@ -2,9 +2,11 @@
 //! is also its record's. [`rules`] validates a record (lexicon and semantic rules together),
 //! [`object`] an object declaration, [`status`] a record's status, [`index`] the index record at
 //! `self`; [`hash`] hashes a declaration for the sync decision; [`secrets`] refuses a
-//! `userData` that looks like it holds a secret (it is published in clear text).
+//! `userData` that looks like it holds a secret (it is published in clear text); [`genesis`]
+//! lists the fields only creation sets.
 //! The validators report in the lexicon crate's `Problem`, every problem at once.
 
+pub mod genesis;
 pub mod hash;
 pub mod index;
 pub mod object;
@@ -12,8 +14,9 @@ pub mod rules;
 pub mod secrets;
 pub mod status;
 
+pub use genesis::{GenesisChange, genesis_changes, lifetime_change_problems};
 pub use hash::{Declaration, DeclarationHash, HashError};
 pub use index::index_record_problems;
-pub use object::{DeclaredObject, lifetime_change_problems, object_problems, parse_object};
+pub use object::{DeclaredObject, object_problems, parse_object};
 pub use rules::record_problems;
 pub use secrets::user_data_secret_problems;

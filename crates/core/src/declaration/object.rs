@@ -8,7 +8,7 @@
 //! `record.uri` names a record of the kind's collection, not `self`; `record.sync` is `Both` or
 //! `Publish`; `secrets`, `nodes` and `clusterRef` have their shapes and unique names, and name
 //! only declared contracts. An EphemeralInfra's lifetime (`ttlSeconds`, `endWhen`) is fixed at
-//! creation: [`lifetime_change_problems`] refuses a change rather than ignore it.
+//! creation: [`super::genesis`] refuses a change rather than ignore it.
 //!
 //! Invariants: a declaration is either accepted whole or refused with the complete list; the
 //! list is deterministic (root, metadata, spec fields, declaration, binding, local fields).
@@ -550,51 +550,11 @@ fn read<T: DeserializeOwned>(path: &str, value: Value) -> Result<T, Vec<Problem>
     })
 }
 
-/// Problems of changing an EphemeralInfra's spec from `old` to `new`: its lifetime is fixed at
-/// creation (`expiresAt` counts from `createdAt`, and the lifetime is not part of the
-/// declaration hash), so a change is refused rather than silently ignored.
-pub fn lifetime_change_problems(
-    old: &EphemeralInfraSpec,
-    new: &EphemeralInfraSpec,
-) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    if old.ttl_seconds != new.ttl_seconds {
-        problems.push(Problem::new(
-            "/spec/ttlSeconds",
-            format!(
-                "ttlSeconds cannot change after creation (it is {}).",
-                old.ttl_seconds
-            ),
-            format!(
-                "Keep ttlSeconds at {}, or create a new EphemeralInfra.",
-                old.ttl_seconds
-            ),
-        ));
-    }
-    if old.end_when != new.end_when {
-        let was = serde_json::to_value(old.end_when).unwrap_or_default();
-        problems.push(Problem::new(
-            "/spec/endWhen",
-            format!("endWhen cannot change after creation (it is {was})."),
-            format!("Keep endWhen at {was}, or create a new EphemeralInfra."),
-        ));
-    }
-    problems
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::infra::EndWhen;
     use crate::sync::SyncMode;
-
-    fn ephemeral(ttl_seconds: u64, end_when: EndWhen) -> EphemeralInfraSpec {
-        EphemeralInfraSpec {
-            infra: InfraSpec::default(),
-            ttl_seconds,
-            end_when,
-        }
-    }
 
     #[test]
     fn an_accepted_declaration_comes_back_typed_with_its_defaults() {
@@ -636,19 +596,6 @@ mod tests {
             problems[0].message.contains("self"),
             "{}",
             problems[0].message
-        );
-    }
-
-    #[test]
-    fn a_changed_lifetime_is_refused_and_an_unchanged_one_is_not() {
-        let old = ephemeral(3600, EndWhen::Complete);
-        assert!(lifetime_change_problems(&old, &old.clone()).is_empty());
-        let problems = lifetime_change_problems(&old, &ephemeral(60, EndWhen::Deadline));
-        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
-        assert_eq!(paths, ["/spec/ttlSeconds", "/spec/endWhen"]);
-        assert_eq!(
-            problems[1].message,
-            "endWhen cannot change after creation (it is \"complete\")."
         );
     }
 

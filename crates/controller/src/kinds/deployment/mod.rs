@@ -13,7 +13,9 @@
 //! to `recentEnded`, and only then lets the object go.
 //!
 //! Invariants: the record is written only by the child AtprotoRecord (swap cid); a record edited
-//! elsewhere is pulled, or shown as a conflict, never overwritten; status-only changes reach the
+//! elsewhere is pulled, or shown as a conflict, never overwritten; an edit elsewhere of a field
+//! only creation sets (`swdesk_core::declaration::genesis`) is neither applied nor reverted
+//! until the owner chooses; status-only changes reach the
 //! record at most once a minute (`swdesk_core::progress`); a record that does not read as its
 //! kind is shown with its problems and left untouched; an ended record is never written again;
 //! nothing is deleted from the repo.
@@ -27,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::declaration::{Declaration, record_problems};
+use swdesk_core::declaration::{Declaration, genesis_changes, record_problems};
 use swdesk_core::deployment::{Deployment, RecordFacts, is_follower, record_child_name};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
 use swdesk_core::name::Name;
@@ -333,8 +335,11 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let wanted = D::record(object, created_at, previous)?;
         let child = self.child(object).await?;
         let written = child.as_ref().map(|child| &child.spec.value);
+        let in_repo = observed.remote.as_ref().map(|record| &record.value);
         let changes = Changes {
-            declaration: action != SyncAction::InSync && declaration_differs::<D>(written, &wanted),
+            declaration: action != SyncAction::InSync
+                && (declaration_differs::<D>(written, &wanted)
+                    || declaration_differs::<D>(in_repo, &wanted)),
             status: written != Some(&wanted),
             ended: false,
         };
@@ -406,6 +411,17 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return Ok(Action::AwaitChange);
         };
         let now = self.context.now();
+        let changes = genesis_changes(&object.spec.infra().contracts, &facts.contracts);
+        if !changes.is_empty() {
+            // Fields only creation sets: neither applied nor reverted; the owner chooses.
+            set_sync(
+                D::status_mut(&mut status),
+                SyncState::ChangedElsewhere { changes },
+                now,
+            );
+            self.write_status(object, status).await?;
+            return Ok(Action::AwaitChange);
+        }
         let agreed = D::status_mut(&mut status);
         agreed.last_declaration_hash = Some(facts.hash);
         set_sync(agreed, SyncState::Pulled, now);
@@ -583,7 +599,21 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         swap: Option<String>,
     ) -> Result<(), ReconcileError> {
         match child {
-            Some(child) if child.spec.value == value && &child.spec.rkey == rkey => Ok(()),
+            Some(child) if child.spec.value == value && &child.spec.rkey == rkey => {
+                if !child_written(child) || swap.is_none() || child.status.cid == swap {
+                    return Ok(());
+                }
+                // The child wrote this value, but the repo now holds another record (edited
+                // elsewhere) and this side's value is to replace exactly the one read: the
+                // child writes again, over that record only.
+                let mut rewrite = child.clone();
+                rewrite.spec.swap = swap;
+                rewrite.status.cid = None;
+                self.context
+                    .store(move |store| store.replace_with_status::<AtprotoRecordSpec>(&rewrite))
+                    .await
+                    .map(drop)
+            }
             Some(child) => {
                 let mut updated = child.clone();
                 updated.spec.value = value;

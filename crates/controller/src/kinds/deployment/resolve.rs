@@ -1,5 +1,7 @@
 //! The owner's answer to a conflict (the deployment was edited here and in the repo since they
-//! last agreed): keep this side's declaration, or take the record's. Neither writes anything
+//! last agreed): keep this side's declaration, or take the record's. A record edited elsewhere in
+//! fields only creation sets can only be answered by keeping this side (the other way out is
+//! ending the deployment for a successor). Neither writes anything
 //! itself: each moves the last agreed declaration hash so that the next reconcile's sync
 //! decision is the one the owner chose (`Push` for keep-local, `Pull` for take-record).
 //!
@@ -8,7 +10,7 @@
 
 use std::sync::Arc;
 
-use swdesk_core::declaration::Declaration;
+use swdesk_core::declaration::{Declaration, genesis_changes};
 use swdesk_core::name::Name;
 use swdesk_core::repo::RecordRepo;
 
@@ -38,12 +40,20 @@ pub async fn resolve_conflict<D: Deployment, R: RecordRepo + 'static>(
         .record(collection, bound.rkey.as_str())
         .await?
         .ok_or_else(|| ReconcileError::Invalid(format!("the record of {name} is gone")))?;
-    let record = D::read(&remote.value)?.hash;
+    let declared = D::read(&remote.value)?;
+    let record = declared.hash;
     let spec = Declaration::of_spec(object.spec.infra())
         .hash()
         .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
     let last = D::status(&object.status).last_declaration_hash;
-    if record == spec || last.is_some_and(|last| last == spec || last == record) {
+    let genesis = genesis_changes(&object.spec.infra().contracts, &declared.contracts);
+    if !genesis.is_empty() && resolution == Resolution::TakeRecord {
+        return Err(ReconcileError::Invalid(format!(
+            "{name}'s record changes fields only creation sets; keep this side, or end it and declare a successor"
+        )));
+    }
+    let conflict = record != spec && last.is_none_or(|last| last != spec && last != record);
+    if !conflict && genesis.is_empty() {
         return Err(ReconcileError::Invalid(format!(
             "{name} is not in conflict with its record"
         )));

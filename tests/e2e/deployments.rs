@@ -31,6 +31,30 @@ async fn record(pds: &SandboxPds, did: &str, rkey: &str) -> anyhow::Result<Optio
     Ok(Some(response.json::<Value>().await?["value"].clone()))
 }
 
+/// The description this device declares for the Infra `name`, read through the window's own
+/// `deployment` command.
+async fn local_description(window: &AppWindow, name: &str) -> anyhow::Result<Option<String>> {
+    let view = window
+        .run_script(
+            DEPLOYMENT,
+            vec![serde_json::json!(name)],
+            Duration::from_secs(10),
+        )
+        .await?;
+    let declaration: Value =
+        serde_json::from_str(view["detail"]["declaration"].as_str().unwrap_or("null"))?;
+    Ok(declaration["spec"]["description"]
+        .as_str()
+        .map(str::to_owned))
+}
+
+const DEPLOYMENT: &str = r#"
+const done = arguments[arguments.length - 1];
+window.__TAURI_INTERNALS__
+  .invoke("deployment", { kind: "Infra", name: arguments[0] })
+  .then(done, (error) => done({ error: String(error) }));
+"#;
+
 /// Whether the window has the focus and is shown (the owner looking at it), as the page sees it.
 const LOOKING: &str = r#"
 const done = arguments[arguments.length - 1];
@@ -359,5 +383,66 @@ async fn a_contract_kind_changed_elsewhere_is_kept_here_or_ends_for_a_successor(
     })
     .await?;
     window.screenshot("successor").await?;
+    window.close().await
+}
+
+/// Edited in the window and by another client since they last agreed: the window shows the
+/// conflict and each choice wins in turn (this device's, then the record's), after which the
+/// record and the list agree.
+#[tokio::test]
+async fn a_conflict_is_resolved_each_way_in_the_window() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2econf").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("conflict", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "web").await?;
+    window.type_into("#decl-description", "v1").await?;
+    window.click("[data-action='save-declaration']").await?;
+    let row = "[data-testid='deployment-row'][data-name='web']";
+    let in_sync = format!("{row}[data-sync='inSync']");
+    window.wait_for(&in_sync, SYNC_TIMEOUT).await?;
+
+    for (round, choice, winner) in [(1, "keep-local", "ours"), (2, "take-record", "theirs")] {
+        let agreed = record_where(&pds, &account.did, "web", |_| true).await?;
+        window.click("[data-action='edit-deployment']").await?;
+        window
+            .type_into("#decl-description", &format!("ours {round}"))
+            .await?;
+        // The other client writes while this edit is still unsaved, so neither saw the other.
+        let mut theirs = agreed.clone();
+        theirs["description"] = serde_json::json!(format!("theirs {round}"));
+        pds.put_record_as(&account, INFRA, "web", &theirs).await?;
+        window.click("[data-action='save-declaration']").await?;
+        window
+            .wait_for(&format!("{row}[data-sync='conflict']"), SYNC_TIMEOUT)
+            .await?;
+        window
+            .wait_for("[data-testid='conflict']", SYNC_TIMEOUT)
+            .await?;
+        window.screenshot(&format!("conflict-{round}")).await?;
+        window
+            .click(&format!(
+                "[data-testid='conflict'] [data-action='{choice}']"
+            ))
+            .await?;
+        let won = format!("{winner} {round}");
+        record_where(&pds, &account.did, "web", |record| {
+            record["description"] == won.as_str()
+        })
+        .await?;
+        window.wait_for(&in_sync, SYNC_TIMEOUT).await?;
+        let deadline = std::time::Instant::now() + SYNC_TIMEOUT;
+        while local_description(&window, "web").await?.as_deref() != Some(won.as_str()) {
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "this device never declared {won:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        window.screenshot(&format!("resolved-{round}")).await?;
+    }
     window.close().await
 }

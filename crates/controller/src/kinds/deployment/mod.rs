@@ -600,15 +600,18 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
     ) -> Result<(), ReconcileError> {
         match child {
             Some(child) if child.spec.value == value && &child.spec.rkey == rkey => {
-                if !child_written(child) || swap.is_none() || child.status.cid == swap {
+                if swap.is_none() || child.status.cid == swap || child.spec.swap == swap {
                     return Ok(());
                 }
-                // The child wrote this value, but the repo now holds another record (edited
-                // elsewhere) and this side's value is to replace exactly the one read: the
-                // child writes again, over that record only.
+                // The repo holds another record than the child wrote or was told to replace
+                // (edited elsewhere), and this side's value is to replace exactly the one read:
+                // the child writes again, over that record only (a written child forgets its
+                // write, so it does not count itself in sync).
                 let mut rewrite = child.clone();
                 rewrite.spec.swap = swap;
-                rewrite.status.cid = None;
+                if child_written(child) {
+                    rewrite.status.cid = None;
+                }
                 self.context
                     .store(move |store| store.replace_with_status::<AtprotoRecordSpec>(&rewrite))
                     .await

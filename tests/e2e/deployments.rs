@@ -16,6 +16,8 @@ use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 /// Publishing, pulling and the controller's reaction take seconds, a status-only write of the
 /// record up to a minute (the progress-write policy); generous under load.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
+/// The row of the Infra `web`, in sync with its record.
+const WEB_IN_SYNC: &str = "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']";
 /// The deployments' record collection.
 const INFRA: &str = "computer.socialweb.infra";
 
@@ -111,12 +113,7 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
         .await?;
     window.type_into("#decl-contracts", "api, worker").await?;
     window.click("[data-action='save-declaration']").await?;
-    window
-        .wait_for(
-            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
-            SYNC_TIMEOUT,
-        )
-        .await?;
+    window.wait_for(WEB_IN_SYNC, SYNC_TIMEOUT).await?;
     let published = record_where(&pds, &account.did, "web", |_| true).await?;
     assert_eq!(published["description"], "the web front");
     assert_eq!(published["contracts"][1]["name"], "worker");
@@ -305,6 +302,26 @@ async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit
     laptop.close().await
 }
 
+/// A fresh account signed in to a window named `test`, with the Infra `web` declared in the
+/// editor (`field` typed as given) and published.
+async fn web_published(
+    pds: &SandboxPds,
+    test: &str,
+    (field, text): (&str, &str),
+) -> anyhow::Result<(AppWindow, swdesk_devnet::Account)> {
+    let account = pds.create_account(&format!("e2e{test}")).await?;
+    let env = sandbox_env(pds, &account)?;
+    let window = AppWindow::open_with_env(test, &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "web").await?;
+    window.type_into(field, text).await?;
+    window.click("[data-action='save-declaration']").await?;
+    window.wait_for(WEB_IN_SYNC, SYNC_TIMEOUT).await?;
+    Ok((window, account))
+}
+
 /// Another client changes what only creation sets (a contract's `computeKind`): the window
 /// shows it, applies nothing and writes nothing back until the owner chooses; "keep this
 /// device's" writes ours back, "end and declare a successor" ends `web` and declares `web-2`
@@ -313,17 +330,8 @@ async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit
 async fn a_contract_kind_changed_elsewhere_is_kept_here_or_ends_for_a_successor()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2egen").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("genesis", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
-    window.press_command_key("n").await?;
-    window.type_into("#decl-name", "web").await?;
-    window.type_into("#decl-contracts", "api").await?;
-    window.click("[data-action='save-declaration']").await?;
-    let in_sync = "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']";
-    window.wait_for(in_sync, SYNC_TIMEOUT).await?;
+    let (mut window, account) = web_published(&pds, "genesis", ("#decl-contracts", "api")).await?;
+    let in_sync = WEB_IN_SYNC;
     let ours = record_where(&pds, &account.did, "web", |_| true).await?;
 
     let edit_elsewhere = async || {
@@ -392,18 +400,10 @@ async fn a_contract_kind_changed_elsewhere_is_kept_here_or_ends_for_a_successor(
 #[tokio::test]
 async fn a_conflict_is_resolved_each_way_in_the_window() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2econf").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("conflict", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
-    window.press_command_key("n").await?;
-    window.type_into("#decl-name", "web").await?;
-    window.type_into("#decl-description", "v1").await?;
-    window.click("[data-action='save-declaration']").await?;
+    let (mut window, account) =
+        web_published(&pds, "conflict", ("#decl-description", "v1")).await?;
     let row = "[data-testid='deployment-row'][data-name='web']";
     let in_sync = format!("{row}[data-sync='inSync']");
-    window.wait_for(&in_sync, SYNC_TIMEOUT).await?;
 
     for (round, choice, winner) in [(1, "keep-local", "ours"), (2, "take-record", "theirs")] {
         let agreed = record_where(&pds, &account.did, "web", |_| true).await?;

@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "revoke_identity",
     "save_kubeconfig",
     "kubeconfigs",
+    "forget_kubeconfig",
     "node_infra",
     "apply_manifest",
     "job",

@@ -40,6 +40,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             clusters::revoke_identity,
             clusters::save_kubeconfig,
             clusters::kubeconfigs,
+            clusters::forget_kubeconfig,
             clusters::node_infra,
             clusters::apply_manifest,
             clusters::job,

@@ -104,6 +104,17 @@ pub fn kubeconfigs(desk: tauri::State<'_, Arc<Desk>>) -> Result<Vec<KubeconfigVi
     Ok(desk.kubeconfigs()?)
 }
 
+/// Removes a kubeconfig file this installation saved, and forgets it (the fix of one that no
+/// longer works); refused for any other path.
+#[tauri::command]
+#[specta::specta]
+pub fn forget_kubeconfig(
+    desk: tauri::State<'_, Arc<Desk>>,
+    path: String,
+) -> Result<(), CommandError> {
+    Ok(desk.forget_kubeconfig(&path)?)
+}
+
 /// Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it.
 #[tauri::command]
 #[specta::specta]

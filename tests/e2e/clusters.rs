@@ -13,7 +13,7 @@ use swdesk_atproto::oauth::Secret;
 use swdesk_devnet::SandboxPds;
 use swdesk_gateway::kubeconfig::Summary;
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
-use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
+use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env, with_sandbox_field};
 use url::Url;
 
 /// Slow enough to see each phase in the window, quick enough for a test.
@@ -213,6 +213,15 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     window
         .wait_for_text("[data-testid='kubeconfig-problem']", "file is gone")
         .await?;
+    // The drift shows on the cluster's row too, and clears once the owner removes the file.
+    let drift = "[data-testid='cluster-row'][data-name='dev'] [data-testid='cluster-drift']";
+    window.wait_for(drift, STEP_TIMEOUT).await?;
+    window.screenshot("kubeconfig-drift").await?;
+    window.click("[data-action='forget-kubeconfig']").await?;
+    window
+        .wait_for_gone("[data-testid='kubeconfig-problem']", STEP_TIMEOUT)
+        .await?;
+    window.wait_for_gone(drift, STEP_TIMEOUT).await?;
     window.close().await?;
     gateway.stop().await;
     Ok(())

@@ -514,6 +514,18 @@ impl AppWindow {
         Ok(self.client.execute_async(script, args).await?)
     }
 
+    /// Waits until no element matches the CSS selector, for up to `timeout`.
+    pub async fn wait_for_gone(&self, css: &str, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        while !self.find_all(css).await?.is_empty() {
+            if Instant::now() >= deadline {
+                bail!("`{css}` is still shown after {timeout:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+
     /// Waits until an element matches the CSS selector, for up to `timeout`.
     pub async fn wait_for(&self, css: &str, timeout: Duration) -> anyhow::Result<Element> {
         self.client

@@ -121,6 +121,9 @@ pub enum DeskError {
     /// The OS keychain, where secret values live, did not answer.
     #[error("{0}")]
     Keychain(String),
+    /// A kept kubeconfig could not be removed (or is not one saved here).
+    #[error("{0}")]
+    Kubeconfig(String),
 }
 
 impl DeskError {
@@ -137,6 +140,7 @@ impl DeskError {
             Self::NoReceipt => "no-receipt",
             Self::Browser(_) => "browser",
             Self::Keychain(_) => "keychain",
+            Self::Kubeconfig(_) => "kubeconfig",
         }
     }
 }
@@ -521,11 +525,33 @@ impl Desk {
     /// what no longer works (its file gone, its certificate expired).
     pub fn kubeconfigs(&self) -> Result<Vec<KubeconfigView>, DeskError> {
         let kept = self.kept_kubeconfigs().ok_or(DeskError::SignedOut)?;
-        Ok(kubeconfigs::views(
-            kept.list(),
-            SystemClock.now(),
-            Path::exists,
-        ))
+        let live: Option<Vec<String>> = self
+            .lock_clusters()
+            .as_ref()
+            .map(ClusterSession::view)
+            .filter(|view| view.connection == "live")
+            .map(|view| view.clusters.into_iter().map(|row| row.name).collect());
+        let world = kubeconfigs::World {
+            now: SystemClock.now(),
+            exists: &Path::exists,
+            clusters: live.as_deref(),
+        };
+        Ok(kubeconfigs::views(kept.list(), &world))
+    }
+
+    /// Removes a kubeconfig file this installation saved, and forgets it (the fix of a
+    /// kubeconfig that no longer works); refused for any other path.
+    pub fn forget_kubeconfig(&self, path: &str) -> Result<(), DeskError> {
+        let kept = self.kept_kubeconfigs().ok_or(DeskError::SignedOut)?;
+        match kept.forget(path) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(DeskError::Kubeconfig(format!(
+                "{path} is not a kubeconfig saved here; nothing was removed"
+            ))),
+            Err(error) => Err(DeskError::Kubeconfig(format!(
+                "{path} could not be removed: {error}"
+            ))),
+        }
     }
 
     fn kept_kubeconfigs(&self) -> Option<KeptKubeconfigs> {

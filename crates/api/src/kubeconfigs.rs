@@ -1,11 +1,13 @@
 //! The kubeconfigs this installation saved for an account, remembered across restarts: which
 //! cluster, where the file is, the server, when its certificate expires. Read back, each says
-//! whether it still holds: its file gone, or its certificate expired (drift between what the
-//! owner thinks they have and what works), with the fix.
+//! whether it still holds: its file gone, its certificate expired, or its cluster no longer
+//! at the gateway (drift between what the owner thinks they have and what works), with the fix;
+//! [`KeptKubeconfigs::forget`] is the fix "remove the file".
 //!
 //! Invariants: only what a kubeconfig's summary shows is kept (never its key or certificate),
 //! in `accounts/<did>/kubeconfigs.json` beside the account's store, mode 0600, written whole
-//! or not at all; one entry per file path (the latest save wins), at most [`KEPT_CAP`].
+//! or not at all; one entry per file path (the latest save wins), at most [`KEPT_CAP`]; only a
+//! file this installation saved and still remembers is ever removed.
 
 use std::path::{Path, PathBuf};
 
@@ -72,23 +74,52 @@ impl KeptKubeconfigs {
         });
         let excess = kept.len().saturating_sub(KEPT_CAP);
         kept.drain(..excess);
+        self.write(&kept)
+    }
+
+    /// Removes the kubeconfig file at `path` and forgets it; `false`, removing nothing, when
+    /// `path` is not a file this installation saved and remembers. A file already gone is
+    /// forgotten all the same.
+    pub fn forget(&self, path: &str) -> std::io::Result<bool> {
+        let mut kept = self.list();
+        let before = kept.len();
+        kept.retain(|entry| entry.saved.path != path);
+        if kept.len() == before {
+            return Ok(false);
+        }
+        match std::fs::remove_file(path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
+        self.write(&kept).map(|()| true)
+    }
+
+    fn write(&self, kept: &[Kept]) -> std::io::Result<()> {
         if let Some(directory) = self.file.parent() {
             std::fs::create_dir_all(directory)?;
         }
-        let bytes = serde_json::to_vec_pretty(&kept).map_err(std::io::Error::other)?;
+        let bytes = serde_json::to_vec_pretty(kept).map_err(std::io::Error::other)?;
         swdesk_gateway::kubeconfig::write_private(&self.file, &bytes)
     }
 }
 
-/// `kept` as the window shows it at `now`, `exists` telling whether a file is there.
-pub fn views(
-    kept: Vec<Kept>,
-    now: Timestamp,
-    exists: impl Fn(&Path) -> bool,
-) -> Vec<KubeconfigView> {
+/// Where the kept kubeconfigs are checked against: now, which files exist, and the clusters the
+/// gateway's feed lists (`None` while it has not delivered them: no cluster is called gone).
+#[allow(missing_debug_implementations)] // holds a closure
+pub struct World<'a> {
+    /// The time to check expiry against.
+    pub now: Timestamp,
+    /// Whether a file is there.
+    pub exists: &'a dyn Fn(&Path) -> bool,
+    /// The clusters that exist, when known.
+    pub clusters: Option<&'a [String]>,
+}
+
+/// `kept` as the window shows it in `world`.
+pub fn views(kept: Vec<Kept>, world: &World<'_>) -> Vec<KubeconfigView> {
     kept.into_iter()
         .map(|entry| {
-            let problem = problem(&entry.saved, now, &exists);
+            let problem = problem(&entry, world);
             KubeconfigView {
                 cluster: entry.cluster,
                 saved: entry.saved,
@@ -98,14 +129,18 @@ pub fn views(
         .collect()
 }
 
-fn problem(
-    saved: &SavedKubeconfig,
-    now: Timestamp,
-    exists: &impl Fn(&Path) -> bool,
-) -> Option<String> {
-    if !exists(Path::new(&saved.path)) {
+fn problem(entry: &Kept, world: &World<'_>) -> Option<String> {
+    let saved = &entry.saved;
+    if !(world.exists)(Path::new(&saved.path)) {
         return Some("its file is gone; download it again if you still need it".to_owned());
     }
+    if world
+        .clusters
+        .is_some_and(|clusters| !clusters.contains(&entry.cluster))
+    {
+        return Some("its cluster no longer exists at the gateway: remove the file".to_owned());
+    }
+    let now = world.now;
     let expires = saved
         .expires_at
         .as_deref()
@@ -168,6 +203,25 @@ mod tests {
     }
 
     #[test]
+    fn only_a_remembered_file_is_removed_and_forgotten() {
+        let dir = tempfile::tempdir().expect("dir");
+        let kept = KeptKubeconfigs::beside(&dir.path().join("objects.sqlite"));
+        let file = dir.path().join("dev.kubeconfig");
+        let stranger = dir.path().join("other.txt");
+        std::fs::write(&file, "kubeconfig").expect("file");
+        std::fs::write(&stranger, "keep me").expect("file");
+        let path = file.display().to_string();
+        kept.remember("dev", &saved(&path, None)).expect("kept");
+
+        assert!(!kept.forget(&stranger.display().to_string()).expect("io"));
+        assert!(stranger.exists(), "a file never saved here is left alone");
+        assert!(kept.forget(&path).expect("io"));
+        assert!(!file.exists());
+        assert!(kept.list().is_empty());
+        assert!(!kept.forget(&path).expect("io"), "forgotten already");
+    }
+
+    #[test]
     fn an_expired_or_missing_kubeconfig_says_so_with_the_fix() {
         let kept = vec![
             Kept {
@@ -187,16 +241,30 @@ mod tests {
                 saved: saved("/k/forever", None),
             },
         ];
-        let shown = views(kept, at("2026-12-05T10:00:00Z"), |path| {
-            path != Path::new("/k/gone")
-        });
+        let exists = |path: &Path| path != Path::new("/k/gone");
+        let clusters = ["live", "old", "gone"].map(str::to_owned);
+        let world = World {
+            now: at("2026-12-05T10:00:00Z"),
+            exists: &exists,
+            clusters: Some(&clusters),
+        };
+        let shown = views(kept.clone(), &world);
         let problems: Vec<_> = shown.iter().map(|view| view.problem.as_deref()).collect();
         assert_eq!(problems[0], None);
         assert!(problems[1].is_some_and(|p| p.contains("expired")));
         assert!(problems[2].is_some_and(|p| p.contains("file is gone")));
+        assert!(
+            problems[3].is_some_and(|p| p.contains("no longer exists")),
+            "forever's cluster is not at the gateway"
+        );
+        let unknown = World {
+            clusters: None,
+            ..world
+        };
         assert_eq!(
-            problems[3], None,
-            "a kubeconfig without expiry never expires"
+            views(kept, &unknown)[3].problem,
+            None,
+            "without the gateway's list no cluster is called gone; no expiry never expires"
         );
     }
 }

@@ -81,6 +81,11 @@ export const commands = {
 	 */
 	kubeconfigs: () => typedError<KubeconfigView_Serialize[], CommandError>(__TAURI_INVOKE("kubeconfigs")),
 	/**
+	 *  Removes a kubeconfig file this installation saved, and forgets it (the fix of one that no
+	 *  longer works); refused for any other path.
+	 */
+	forgetKubeconfig: (path: string) => typedError<null, CommandError>(__TAURI_INVOKE("forget_kubeconfig", { path })),
+	/**
 	 *  The node Infra of a cluster: each node's contract (phase, winner, receipt) as the record
 	 *  the gateway keeps for them says, and where the nodes and the record disagree.
 	 */

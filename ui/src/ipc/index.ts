@@ -283,6 +283,11 @@ export async function kubeconfigs(): Promise<KubeconfigView[]> {
   return unwrap(await commands.kubeconfigs());
 }
 
+/** Removes a kubeconfig file this installation saved, and forgets it. */
+export async function forgetKubeconfig(path: string): Promise<void> {
+  unwrap(await commands.forgetKubeconfig(path));
+}
+
 /** Applies one object (YAML or JSON) server-side, or dry-runs it. */
 export async function applyManifest(cluster: string, manifest: string, dryRun: boolean, force: boolean): Promise<Applied> {
   return unwrap(await commands.applyManifest(cluster, manifest, dryRun, force));

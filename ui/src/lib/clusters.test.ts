@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  kubeconfigDrift,
   expiryLine,
   clusterTone,
   clusterWaitingFor,
@@ -93,5 +94,19 @@ describe("revoking a member", () => {
 
   it("names a member without a name by its DID", () => {
     expect(revokeConfirmation("dev", { did: "did:plc:bob", name: null }, false).title).toBe("Revoke did:plc:bob?");
+  });
+});
+
+describe("kubeconfig drift", () => {
+  it("badges a listed cluster by its latest kubeconfig and lists gone clusters' files", () => {
+    const kept = [
+      { cluster: "dev", saved: { path: "/k/dev-old" }, problem: "its certificate has expired" },
+      { cluster: "dev", saved: { path: "/k/dev" }, problem: null },
+      { cluster: "prod", saved: { path: "/k/prod" }, problem: "its certificate has expired" },
+      { cluster: "gone", saved: { path: "/k/gone" }, problem: "its cluster no longer exists" },
+    ];
+    const { byCluster, orphans } = kubeconfigDrift(kept, ["dev", "prod"]);
+    expect([...byCluster]).toEqual([["prod", "its certificate has expired"]]);
+    expect(orphans.map((entry) => entry.saved.path)).toEqual(["/k/gone"]);
   });
 });

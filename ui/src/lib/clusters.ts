@@ -160,3 +160,27 @@ export function expiryLine(expiresAt: string | null, nowMs: number): string {
   if (!expiresAt) return "Never expires.";
   return Date.parse(expiresAt) <= nowMs ? "Expired." : `Expires ${countdown(expiresAt, nowMs)}.`;
 }
+
+/** A kept kubeconfig as this module reads it (the generated `KubeconfigView` has it all). */
+export interface Kept {
+  cluster: string;
+  saved: { path: string };
+  problem: string | null;
+}
+
+/** What the kept kubeconfigs say against the clusters listed: each listed cluster whose latest
+ * kubeconfig no longer works, with why (its drift badge), and the kubeconfigs of clusters no
+ * longer listed that no longer work (to remove). */
+export function kubeconfigDrift<K extends Kept>(
+  kept: readonly K[],
+  listed: readonly string[],
+): { byCluster: Map<string, string>; orphans: K[] } {
+  const latest = new Map<string, K>();
+  for (const entry of kept) latest.set(entry.cluster, entry);
+  const byCluster = new Map<string, string>();
+  for (const [cluster, entry] of latest) {
+    if (entry.problem && listed.includes(cluster)) byCluster.set(cluster, entry.problem);
+  }
+  const orphans = kept.filter((entry) => entry.problem && !listed.includes(entry.cluster));
+  return { byCluster, orphans };
+}

@@ -32,14 +32,8 @@ pub fn quick_engine() -> EngineConfig {
 }
 
 /// Waits (up to 90 s) until `check` answers something.
-pub async fn eventually<T>(what: &str, check: impl AsyncFn() -> Option<T>) -> T {
-    for _ in 0..450 {
-        if let Some(found) = check().await {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("{what} did not happen within 90 s");
+pub async fn eventually<T>(what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+    swdesk_devnet::kit::eventually(what, Duration::from_secs(90), check).await
 }
 
 /// The record `computer.socialweb.infra/<rkey>` of `did`, read without a session.

@@ -2,7 +2,6 @@
 //! started one), a sandbox gateway of the test's own with fast timings and its own account, an
 //! owner signed in through Chromium (session kept in memory), and polling with a deadline.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use swdesk_net::Outbound;
@@ -140,22 +139,8 @@ impl Owner {
 }
 
 /// Polls `check` until it answers `Some`, failing the test after 20 s.
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+pub async fn eventually<T>(what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+    swdesk_devnet::kit::eventually(what, Duration::from_secs(20), check).await
 }
 
 /// Unix seconds now.

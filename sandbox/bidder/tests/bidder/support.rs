@@ -2,7 +2,7 @@
 //! bidders started on it, a requester account that writes signed market records and calls a
 //! bidder at the endpoint its `did:web` document names, and polling with a deadline.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
@@ -346,16 +346,9 @@ fn encode(uri: &str) -> String {
         .replace('/', "%2F")
 }
 
-/// Polls `probe` every 50 ms until it answers, failing after ten seconds with `what`.
+/// Polls `probe` until it answers, failing after ten seconds with `what`.
 pub async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    swdesk_devnet::kit::eventually(what, Duration::from_secs(10), async || probe()).await
 }
 
 /// Asserts that `value` validates as a record of `nsid` under our lexicons.

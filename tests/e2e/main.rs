@@ -5,6 +5,7 @@
 mod clusters;
 mod deployments;
 mod drift;
+mod faults;
 mod market;
 mod package;
 mod public_market;

@@ -1,8 +1,12 @@
 //! What every test suite shares beside the sandbox itself: waiting, with a deadline, for
-//! something that happens on its own time (a reconcile, a peer's answer, a guest's event).
-//! Each suite wraps [`eventually`] with the deadline its parts need.
+//! something that happens on its own time (a reconcile, a peer's answer, a guest's event), each
+//! suite wrapping [`eventually`] with the deadline its parts need; and a sandbox PDS kept in a
+//! directory, alone or behind a [`FaultProxy`] on its public port.
 
+use std::path::Path;
 use std::time::Duration;
+
+use crate::{FaultProxy, SandboxPds, Storage};
 
 /// How often a condition is looked at again.
 const POLL: Duration = Duration::from_millis(50);
@@ -25,6 +29,39 @@ pub async fn eventually<T>(
         );
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// A free loopback port (free when asked; tests take it at once).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// Where a sandbox kept in `dir` lives, on free ports.
+pub fn kept_storage(dir: &Path) -> Storage {
+    Storage::Persistent {
+        dir: dir.join("sandbox"),
+        pds_port: free_port(),
+        plc_port: free_port(),
+    }
+}
+
+/// A sandbox PDS kept in `dir` with a [`FaultProxy`] on its public port: every client reaches
+/// the PDS through the proxy (its DID documents name the public port), so a test can make the
+/// PDS fail on a schedule.
+pub async fn pds_behind_proxy(dir: &Path) -> (Storage, SandboxPds, FaultProxy) {
+    let storage = kept_storage(dir);
+    let Storage::Persistent { pds_port, .. } = storage else {
+        unreachable!("a kept sandbox is persistent");
+    };
+    let listen_port = free_port();
+    let proxy = FaultProxy::start(pds_port, listen_port)
+        .await
+        .expect("the fault proxy starts");
+    let pds = SandboxPds::start_listening_on(&storage, listen_port, &[])
+        .await
+        .expect("the sandbox PDS starts");
+    (storage, pds, proxy)
 }
 
 #[cfg(test)]

@@ -11,31 +11,18 @@ use swdesk_api::SessionView;
 use swdesk_api::controller::AccountController;
 use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_core::sync::SyncState;
+use swdesk_devnet::Fault;
 use swdesk_devnet::fault_proxy::gaps;
-use swdesk_devnet::{Fault, FaultProxy, SandboxPds, Storage};
 
 use crate::session::{NoBrowser, network_of, sessions, signed_in};
 use crate::support::{
-    create_infra, eventually, free_port, in_sync, kept_storage, public_record, public_rkeys,
-    quick_engine, sync_state,
+    create_infra, eventually, in_sync, public_record, public_rkeys, quick_engine, sync_state,
 };
 
 pub const PUT_RECORD: &str = "/xrpc/com.atproto.repo.putRecord";
 const TOKEN: &str = "/oauth/token";
 
-/// The real sandbox PDS with a fault proxy on its public port.
-pub async fn pds_behind_proxy(dir: &std::path::Path) -> (Storage, SandboxPds, FaultProxy) {
-    let storage = kept_storage(dir);
-    let Storage::Persistent { pds_port, .. } = storage else {
-        unreachable!("a kept sandbox is persistent");
-    };
-    let listen_port = free_port();
-    let proxy = FaultProxy::start(pds_port, listen_port).await.unwrap();
-    let pds = SandboxPds::start_listening_on(&storage, listen_port, &[])
-        .await
-        .unwrap();
-    (storage, pds, proxy)
-}
+pub use swdesk_devnet::kit::pds_behind_proxy;
 
 fn fault(path: &str, status: u16, retry_after: Option<&str>, times: usize) -> Fault {
     Fault {

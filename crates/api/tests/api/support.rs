@@ -138,26 +138,13 @@ pub fn edit_infra(store: &Store, name: &str, edit: impl Fn(&mut InfraSpec)) {
     }
 }
 
-/// A port nothing listens on now.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+pub use swdesk_devnet::kit::kept_storage;
 
 /// A sandbox PDS whose data is kept in `dir`, so it can be stopped and started again.
 pub async fn sandbox_kept_in(dir: &std::path::Path) -> (Storage, SandboxPds) {
     let storage = kept_storage(dir);
     let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
     (storage, pds)
-}
-
-/// Where a sandbox kept in `dir` lives, on free ports.
-pub fn kept_storage(dir: &std::path::Path) -> Storage {
-    Storage::Persistent {
-        dir: dir.join("sandbox"),
-        pds_port: free_port(),
-        plc_port: free_port(),
-    }
 }
 
 /// How the Infra `name` stands with its record, as its reconciler last found it.

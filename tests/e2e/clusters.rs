@@ -3,7 +3,9 @@
 //! contract as the gateway's node Infra record says), download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
-//! apply a Job, and follow it to Succeeded with its log.
+//! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
+//! its cluster's row and is removed in one click. At a start with the gateway down the clusters
+//! last seen live are shown with when they were seen, and the window catches up once it answers.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -25,6 +27,11 @@ const TIMINGS: Timings = Timings {
 };
 
 async fn gateway(pds: &SandboxPds) -> anyhow::Result<RunningGateway> {
+    gateway_on(pds, 0).await
+}
+
+/// A sandbox gateway on `port` (0: any free one); the same port gives the same `did:web`.
+async fn gateway_on(pds: &SandboxPds, port: u16) -> anyhow::Result<RunningGateway> {
     let account = pds.create_account("e2egw").await?;
     let pds_url = Url::parse(&pds.info().pds_url)?;
     let identity = IdentityConfig::sandbox(Url::parse(&pds.info().plc_url)?, pds_url.clone());
@@ -33,7 +40,9 @@ async fn gateway(pds: &SandboxPds) -> anyhow::Result<RunningGateway> {
         identifier: account.did,
         password: Secret::new(account.password),
     };
-    Ok(swdesk_sandbox_gateway::start(Config::new(identity, account, TIMINGS)).await?)
+    let mut config = Config::new(identity, account, TIMINGS);
+    config.port = port;
+    Ok(swdesk_sandbox_gateway::start(config).await?)
 }
 
 #[tokio::test]
@@ -222,6 +231,54 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         .wait_for_gone("[data-testid='kubeconfig-problem']", STEP_TIMEOUT)
         .await?;
     window.wait_for_gone(drift, STEP_TIMEOUT).await?;
+    window.close().await?;
+    gateway.stop().await;
+    Ok(())
+}
+
+/// The clusters last seen live are shown at a start with the gateway down, marked with when
+/// they were seen; once the gateway answers again, the window catches up without a reload.
+#[tokio::test]
+async fn clusters_seen_earlier_are_shown_at_an_offline_start_then_the_window_catches_up()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let owner = pds.create_account("e2ecache").await?;
+    let gateway = gateway(&pds).await?;
+    let port = gateway.url.port().unwrap_or_default();
+    let env = with_sandbox_field(
+        sandbox_env(&pds, &owner)?,
+        "gatewayDid",
+        serde_json::Value::from(gateway.did.clone()),
+    )?;
+    let window = AppWindow::open_with_env("clusters-offline", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.press_command_key("2").await?;
+    window.wait_for_text("main", "No clusters yet").await?;
+    window
+        .type_into("[data-testid='new-cluster-name']", "kept")
+        .await?;
+    window.click("[data-action='create-cluster']").await?;
+    let kept = "[data-testid='cluster-row'][data-name='kept']";
+    window.wait_for(kept, STEP_TIMEOUT).await?;
+
+    gateway.stop().await;
+    let mut window = window.restart().await?;
+    window.press_command_key("2").await?;
+    window.wait_for(kept, STEP_TIMEOUT).await?;
+    window
+        .wait_for_text("[data-testid='clusters-as-of']", "as of ")
+        .await?;
+    window.screenshot("offline-start").await?;
+
+    // The gateway answers again (a fresh one on the same address: it holds no cluster).
+    let gateway = gateway_on(&pds, port).await?;
+    let caught_up = Duration::from_secs(60);
+    window
+        .wait_for_gone("[data-testid='clusters-as-of']", caught_up)
+        .await?;
+    window.wait_for_gone(kept, STEP_TIMEOUT).await?;
+    window.wait_for_text("main", "No clusters yet").await?;
+    window.screenshot("caught-up").await?;
     window.close().await?;
     gateway.stop().await;
     Ok(())

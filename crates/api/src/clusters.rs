@@ -14,6 +14,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::last_seen::{LastSeen, Seen};
 use crate::serde_name as text;
 use swdesk_core::timestamp::Clock as _;
 use swdesk_gateway::kubeconfig::{self, Summary};
@@ -25,7 +26,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
 use swdesk_lexicon::computer::socialweb::k8s::{get_job, kubectl_apply_server_side as ssa};
 
 /// One node of a cluster: a NodeClaim and the Infra entry behind it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeRow {
@@ -46,7 +47,7 @@ pub struct NodeRow {
 }
 
 /// One member of a cluster: an identity with a grant.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct MemberRow {
@@ -59,7 +60,7 @@ pub struct MemberRow {
 }
 
 /// One cluster, as the list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterRow {
@@ -499,6 +500,9 @@ pub struct ClustersView {
     pub connection: String,
     /// Why it is not live, in words.
     pub message: Option<String>,
+    /// While it is not live: when the clusters shown were last seen live (RFC 3339), kept
+    /// from an earlier run when the gateway has not answered since the start.
+    pub as_of: Option<String>,
 }
 
 /// The signed-in owner's clusters: the gateway client and the board its feed keeps live.
@@ -514,16 +518,23 @@ impl ClusterSession {
     /// the view goes to `changed`.
     pub fn start(
         client: swdesk_gateway::GatewayClient,
+        kept: LastSeen,
         changed: impl Fn(ClustersView) + Send + 'static,
     ) -> Self {
+        let seen = kept.read();
         let view = std::sync::Arc::new(std::sync::Mutex::new(ClustersView {
-            clusters: Vec::new(),
+            clusters: seen
+                .as_ref()
+                .map(|seen| seen.clusters.clone())
+                .unwrap_or_default(),
             connection: "connecting".to_owned(),
             message: None,
+            as_of: seen.as_ref().map(|seen| seen.as_of.clone()),
         }));
         let feed = tokio::spawn(follow(
             client.subscribe_clusters(None),
             std::sync::Arc::clone(&view),
+            Kept { kept, seen },
             changed,
         ));
         Self { client, view, feed }
@@ -548,14 +559,33 @@ impl ClusterSession {
     }
 }
 
+/// Where the clusters seen live are kept, and what was kept at the start.
+struct Kept {
+    kept: LastSeen,
+    seen: Option<Seen<ClusterRow>>,
+}
+
 async fn follow(
     mut feed: swdesk_gateway::ClusterFeed,
     view: std::sync::Arc<std::sync::Mutex<ClustersView>>,
+    Kept { kept, seen }: Kept,
     changed: impl Fn(ClustersView),
 ) {
     let mut board = ClusterBoard::default();
+    let mut as_of = seen.as_ref().map(|seen| seen.as_of.clone());
+    if let Some(seen) = seen {
+        board.replace(seen.clusters);
+    }
     while let Some(event) = feed.next().await {
+        let live = matches!(event, FeedEvent::Snapshot(_) | FeedEvent::Change(_));
         board.apply(&event);
+        if live {
+            let now = swdesk_controller::SystemClock.now();
+            as_of = Some(now.to_rfc3339());
+            if let Err(error) = kept.keep(&board.rows(), now) {
+                tracing::warn!(%error, "the clusters seen could not be kept for an offline start");
+            }
+        }
         let (connection, message) = match &event {
             FeedEvent::Snapshot(_) | FeedEvent::Change(_) => ("live", None),
             FeedEvent::Disconnected { reason, retry_in } => (
@@ -571,6 +601,7 @@ async fn follow(
             clusters: board.rows(),
             connection: connection.to_owned(),
             message,
+            as_of: as_of.clone().filter(|_| !live),
         };
         *view
             .lock()

@@ -41,6 +41,7 @@ use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAcc
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::identities::Identities;
 use crate::kubeconfigs::{self, KeptKubeconfigs, KubeconfigView};
+use crate::last_seen::LastSeen;
 use crate::network::Network;
 use crate::node_infra::{self, NodeInfraView};
 use crate::records::{self, RecordView};
@@ -633,7 +634,8 @@ impl Desk {
             agent.clone(),
         );
         let live = self.live.clone();
-        let session = ClusterSession::start(client, move |view| {
+        let kept = LastSeen::beside(&store_path(&self.data_dir, &agent.did()));
+        let session = ClusterSession::start(client, kept, move |view| {
             let _no_window = live.send(LiveEvent::Clusters(view));
         });
         if let Some(previous) = self.lock_clusters().replace(session) {

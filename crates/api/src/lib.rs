@@ -14,7 +14,8 @@
 //!   them; [`intent`]: how both edit a declaration (one compare-and-swap, refused whole);
 //! - [`clusters`]: the owner's tenant clusters through the gateway; [`node_infra`]: a
 //!   cluster's nodes as the one Infra the gateway keeps for them; [`kubeconfigs`]: the
-//!   kubeconfigs saved here, kept across restarts;
+//!   kubeconfigs saved here, kept across restarts; [`last_seen`]: the clusters last seen live,
+//!   shown at an offline start;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
 //!   someone is signed in.
 
@@ -27,6 +28,7 @@ pub mod desk;
 pub mod identities;
 pub mod intent;
 pub mod kubeconfigs;
+pub mod last_seen;
 pub mod network;
 pub mod node_infra;
 pub mod records;

@@ -460,6 +460,11 @@ export type ClustersView_Deserialize = {
 	connection: string,
 	/**  Why it is not live, in words. */
 	message?: string | null,
+	/**
+	 *  While it is not live: when the clusters shown were last seen live (RFC 3339), kept
+	 *  from an earlier run when the gateway has not answered since the start.
+	 */
+	asOf?: string | null,
 };
 
 /**  How the window's view of the clusters stands with the gateway. */
@@ -470,6 +475,11 @@ export type ClustersView_Serialize = {
 	connection: string,
 	/**  Why it is not live, in words. */
 	message: string | null,
+	/**
+	 *  While it is not live: when the clusters shown were last seen live (RFC 3339), kept
+	 *  from an earlier run when the gateway has not answered since the start.
+	 */
+	asOf: string | null,
 };
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  asOfLine,
   kubeconfigDrift,
   expiryLine,
   clusterTone,
@@ -108,5 +109,16 @@ describe("kubeconfig drift", () => {
     const { byCluster, orphans } = kubeconfigDrift(kept, ["dev", "prod"]);
     expect([...byCluster]).toEqual([["prod", "its certificate has expired"]]);
     expect(orphans.map((entry) => entry.saved.path)).toEqual(["/k/gone"]);
+  });
+});
+
+describe("clusters seen earlier", () => {
+  it("says when they were last seen live, with the date when it was another day", () => {
+    const seen = new Date(2026, 11, 5, 14, 2).toISOString();
+    const later = new Date(2026, 11, 5, 16, 30).getTime();
+    expect(asOfLine(seen, "reconnecting", later)).toBe("as of 14:02, the gateway is unreachable");
+    expect(asOfLine(seen, "connecting", later)).toBe("as of 14:02, connecting to the gateway");
+    const nextDay = new Date(2026, 11, 6, 9, 0).getTime();
+    expect(asOfLine(seen, "failed", nextDay)).toBe("as of 2026-12-05 14:02, the gateway is unreachable");
   });
 });

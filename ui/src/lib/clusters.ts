@@ -184,3 +184,16 @@ export function kubeconfigDrift<K extends Kept>(
   const orphans = kept.filter((entry) => entry.problem && !listed.includes(entry.cluster));
   return { byCluster, orphans };
 }
+
+/** When the clusters shown were last seen live, while the gateway is not: "as of 14:02, the
+ * gateway is unreachable" (with the date when it was another day). */
+export function asOfLine(asOf: string, connection: string, nowMs: number): string {
+  const seen = new Date(asOf);
+  const now = new Date(nowMs);
+  const two = (value: number) => String(value).padStart(2, "0");
+  const time = `${two(seen.getHours())}:${two(seen.getMinutes())}`;
+  const sameDay = seen.toDateString() === now.toDateString();
+  const when = sameDay ? time : `${seen.getFullYear()}-${two(seen.getMonth() + 1)}-${two(seen.getDate())} ${time}`;
+  const why = connection === "connecting" ? "connecting to the gateway" : "the gateway is unreachable";
+  return `as of ${when}, ${why}`;
+}

@@ -1,6 +1,6 @@
 //! The window while the PDS fails: a sandbox PDS of its own behind the fault proxy answers the
 //! deployment's writes 503 with `Retry-After` a few times; the list says the deployment waits to
-//! sync (and its detail says why and that it is retried), then shows it in sync once the PDS
+//! sync (and its detail says why and when it is retried), then shows it in sync once the PDS
 //! answers, with its record written once.
 
 use std::time::Duration;
@@ -41,7 +41,7 @@ async fn the_window_says_a_deployment_waits_to_sync_while_the_pds_fails_then_cat
         .wait_for_text("[data-testid='sync-message']", "waiting to sync")
         .await?;
     assert!(said.contains("503"), "the detail names the failure: {said}");
-    assert!(said.contains("retried"), "and says it is retried: {said}");
+    assert!(said.contains("retry in"), "and when it is retried: {said}");
     window.screenshot("waiting-to-sync").await?;
 
     window

@@ -126,6 +126,9 @@ impl SyncState {
             Self::Publishing => "waiting for the record to be written to the repo".to_owned(),
             Self::Pulled => "the record's declaration was applied here".to_owned(),
             Self::Pushed => "the edit is written for the writer to act on".to_owned(),
+            Self::WriteFailed { error } if error.contains("retry in") => {
+                format!("waiting to sync: the last write failed ({error})")
+            }
             Self::WriteFailed { error } => {
                 format!("waiting to sync: the last write failed ({error}); it is retried")
             }
@@ -259,6 +262,25 @@ mod tests {
     use SyncAction::*;
     use SyncMode::{Both, Publish};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_failed_write_says_when_it_is_retried_once() {
+        let timed = SyncState::WriteFailed {
+            error: "HTTP 503: busy; retry in 8 s".to_owned(),
+        };
+        assert_eq!(
+            timed.message().as_deref(),
+            Some("waiting to sync: the last write failed (HTTP 503: busy; retry in 8 s)")
+        );
+        let untimed = SyncState::WriteFailed {
+            error: "HTTP 400: refused".to_owned(),
+        };
+        assert_eq!(
+            untimed.message().as_deref(),
+            Some("waiting to sync: the last write failed (HTTP 400: refused); it is retried")
+        );
+        assert!(!timed.is_synced());
+    }
 
     const A: DeclarationHash = DeclarationHash::from_bytes([0xa; 32]);
     const B: DeclarationHash = DeclarationHash::from_bytes([0xb; 32]);

@@ -578,13 +578,17 @@ async fn follow(
     }
     while let Some(event) = feed.next().await {
         let live = matches!(event, FeedEvent::Snapshot(_) | FeedEvent::Change(_));
-        board.apply(&event);
+        let board_changed = board.apply(&event);
+        let now = swdesk_controller::SystemClock.now();
         if live {
-            let now = swdesk_controller::SystemClock.now();
             as_of = Some(now.to_rfc3339());
-            if let Err(error) = kept.keep(&board.rows(), now) {
-                tracing::warn!(%error, "the clusters seen could not be kept for an offline start");
-            }
+        }
+        // Kept once per snapshot and per change that changed something, not per frame.
+        if live
+            && (board_changed || matches!(event, FeedEvent::Snapshot(_)))
+            && let Err(error) = kept.keep(&board.rows(), now)
+        {
+            tracing::warn!(%error, "the clusters seen could not be kept for an offline start");
         }
         let (connection, message) = match &event {
             FeedEvent::Snapshot(_) | FeedEvent::Change(_) => ("live", None),

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use swdesk_core::timestamp::Timestamp;
 
 use crate::clusters::SavedKubeconfig;
+use crate::private_json;
 
 /// The most kubeconfigs remembered; the oldest go first.
 pub const KEPT_CAP: usize = 200;
@@ -58,10 +59,7 @@ impl KeptKubeconfigs {
 
     /// Every kubeconfig remembered, oldest first (none when the file is missing or unreadable).
     pub fn list(&self) -> Vec<Kept> {
-        std::fs::read(&self.file)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+        private_json::read(&self.file).unwrap_or_default()
     }
 
     /// Remembers `saved` for `cluster`, replacing what was kept for the same file.
@@ -95,11 +93,7 @@ impl KeptKubeconfigs {
     }
 
     fn write(&self, kept: &[Kept]) -> std::io::Result<()> {
-        if let Some(directory) = self.file.parent() {
-            std::fs::create_dir_all(directory)?;
-        }
-        let bytes = serde_json::to_vec_pretty(kept).map_err(std::io::Error::other)?;
-        swdesk_gateway::kubeconfig::write_private(&self.file, &bytes)
+        private_json::write(&self.file, kept)
     }
 }
 

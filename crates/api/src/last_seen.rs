@@ -12,6 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use swdesk_core::timestamp::Timestamp;
 
+use crate::private_json;
+
 /// The clusters (rows `R`) as the live feed last described them, and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -38,8 +40,7 @@ impl LastSeen {
 
     /// What was kept, if anything readable was.
     pub fn read<R: DeserializeOwned>(&self) -> Option<Seen<R>> {
-        let bytes = std::fs::read(&self.file).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        private_json::read(&self.file)
     }
 
     /// Keeps `clusters` as seen live at `now`.
@@ -52,11 +53,7 @@ impl LastSeen {
             as_of: now.to_rfc3339(),
             clusters: clusters.to_vec(),
         };
-        if let Some(directory) = self.file.parent() {
-            std::fs::create_dir_all(directory)?;
-        }
-        let bytes = serde_json::to_vec(&seen).map_err(std::io::Error::other)?;
-        swdesk_gateway::kubeconfig::write_private(&self.file, &bytes)
+        private_json::write(&self.file, &seen)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod kubeconfigs;
 pub mod last_seen;
 pub mod network;
 pub mod node_infra;
+mod private_json;
 pub mod records;
 pub mod secrets;
 pub mod session;

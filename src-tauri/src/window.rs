@@ -69,9 +69,17 @@ pub fn state_plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
         .build()
 }
 
-/// After a move or resize of a window, saves the state once the window rests for [`SETTLE`].
+/// Logs a window closing; after a move or resize, saves the state once the window rests for
+/// [`SETTLE`].
 pub fn on_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     static CHANGES: AtomicU64 = AtomicU64::new(0);
+    match event {
+        WindowEvent::CloseRequested { .. } => {
+            tracing::info!(window = window.label(), "the window is asked to close");
+        }
+        WindowEvent::Destroyed => tracing::info!(window = window.label(), "the window closed"),
+        _ => {}
+    }
     if !matches!(event, WindowEvent::Moved(_) | WindowEvent::Resized(_)) {
         return;
     }

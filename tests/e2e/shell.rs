@@ -1,6 +1,8 @@
-//! The window's shell: title, navigation, account area, sections, shortcuts, settings.
+//! The window's shell: title, navigation, account area, sections, shortcuts, settings, and how
+//! the app ends.
 
-use swdesk_tests::AppWindow;
+use swdesk_devnet::SandboxPds;
+use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 
 const SECTIONS: [(&str, &str); 4] = [
     ("deployments", "Deployments"),
@@ -170,4 +172,27 @@ async fn the_window_keeps_its_size_across_a_restart() -> anyhow::Result<()> {
         "restored at the size it was left (it opened at {before})"
     );
     window.close().await
+}
+
+#[tokio::test]
+async fn the_desktops_quit_signal_stops_the_controller_before_the_app_ends() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let owner = pds.create_account("e2equit").await?;
+    let window =
+        AppWindow::open_with_env("quit-signal", &borrowed(&sandbox_env(&pds, &owner)?)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    let log = window.quit_by_signal().await?;
+    let position = |needle: &str| {
+        log.find(needle)
+            .ok_or_else(|| anyhow::anyhow!("the log says “{needle}”:\n{log}"))
+    };
+    let asked = position("the system asked the app to quit")?;
+    let stopped = position("the controller stopped")?;
+    let quit = position("the app quit cleanly")?;
+    assert!(
+        asked < stopped && stopped < quit,
+        "asked, then the controller stopped, then the app ended:\n{log}"
+    );
+    Ok(())
 }

@@ -244,15 +244,48 @@ impl AppWindow {
 
     /// How many lines of the app's log files (in its home's data directory) contain `needle`.
     pub fn log_lines_containing(&self, needle: &str) -> usize {
+        self.log()
+            .lines()
+            .filter(|line| line.contains(needle))
+            .count()
+    }
+
+    /// The app's log files (in its home's data directory), in the order of their names.
+    pub fn log(&self) -> String {
         let logs = self.home.join("data/computer.socialweb.desk/logs");
         let Ok(entries) = std::fs::read_dir(&logs) else {
-            return 0;
+            return String::new();
         };
-        entries
-            .flatten()
-            .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
-            .map(|text| text.lines().filter(|line| line.contains(needle)).count())
-            .sum()
+        let mut files: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
+        files.sort();
+        files
+            .iter()
+            .filter_map(|file| std::fs::read_to_string(file).ok())
+            .collect()
+    }
+
+    /// Asks the app to quit as the desktop does at logout (SIGTERM), waits until it has ended,
+    /// and answers its log.
+    pub async fn quit_by_signal(mut self) -> anyhow::Result<String> {
+        let running = app_processes_in(&self.home);
+        anyhow::ensure!(
+            !running.is_empty(),
+            "no app runs in {}",
+            self.home.display()
+        );
+        for pid in running {
+            Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .ok();
+        }
+        let left = wait_for_no_app_in(&self.home, QUIT_BY_SIGNAL).await;
+        anyhow::ensure!(
+            left.is_empty(),
+            "the app still runs after SIGTERM (pids {left:?})"
+        );
+        self.stop_driver();
+        Ok(self.log())
     }
 
     /// Launches the app binary again, as the owner clicking its icon a second time would, with
@@ -541,7 +574,7 @@ impl AppWindow {
         let client = self.client.clone();
         client.close().await?;
         self.stop_driver();
-        Ok(())
+        wait_until_no_app_runs_in(&self.home).await
     }
 
     fn stop_driver(&mut self) {
@@ -573,21 +606,45 @@ impl Drop for AppWindow {
     }
 }
 
-/// Waits (up to 30 s: its controller's stop grace and the WebDriver session's teardown on a
-/// loaded machine) until no app process runs with `home`'s data directory: the last app of
-/// this home has exited.
+/// Waits until no app process runs with `home`'s data directory: the last app of this home has
+/// quit. Ending the WebDriver session closes the window, and closing the window quits the app;
+/// but WebKitWebDriver sometimes ends the session without closing the window (the app then
+/// logs no close at all), so an app still running after [`QUIT_BY_CLOSE`] is asked to quit as
+/// the desktop asks at logout (SIGTERM, which the app handles like closing its window), and
+/// must be gone within [`QUIT_BY_SIGNAL`] (its controller's stop grace on a loaded machine).
 async fn wait_until_no_app_runs_in(home: &Path) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    if wait_for_no_app_in(home, QUIT_BY_CLOSE).await.is_empty() {
+        return Ok(());
+    }
+    for pid in app_processes_in(home) {
+        eprintln!("the app (pid {pid}) still runs after its session ended: sending SIGTERM");
+        Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .ok();
+    }
+    let running = wait_for_no_app_in(home, QUIT_BY_SIGNAL).await;
+    anyhow::ensure!(
+        running.is_empty(),
+        "the app from an earlier launch in {} still runs (pids {running:?}) after SIGTERM",
+        home.display()
+    );
+    Ok(())
+}
+
+/// How long an app may take to quit after its WebDriver session ended.
+const QUIT_BY_CLOSE: Duration = Duration::from_secs(10);
+/// How long an app may take to quit after SIGTERM.
+const QUIT_BY_SIGNAL: Duration = Duration::from_secs(20);
+
+/// Polls for up to `patience` until no app runs in `home`; returns the pids still running.
+async fn wait_for_no_app_in(home: &Path, patience: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + patience;
     loop {
         let running = app_processes_in(home);
-        if running.is_empty() {
-            return Ok(());
+        if running.is_empty() || Instant::now() >= deadline {
+            return running;
         }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "the app from an earlier launch in {} still runs (pids {running:?})",
-            home.display()
-        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

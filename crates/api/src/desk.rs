@@ -708,11 +708,18 @@ impl Desk {
 
     /// Stops the controller, then revokes and forgets the session.
     pub async fn sign_out(&self) -> Result<(), SessionError> {
+        self.shut_down().await;
+        self.sessions.sign_out().await
+    }
+
+    /// Stops following the clusters and stops the controller (running reconciles finish within
+    /// its grace); the session and the store stay for the next start. The app calls this as it
+    /// quits.
+    pub async fn shut_down(&self) {
         if let Some(session) = self.lock_clusters().take() {
             session.stop();
         }
         self.stop_controller().await;
-        self.sessions.sign_out().await
     }
 
     /// Stops the account's controller, if one runs (its store and declarations stay).

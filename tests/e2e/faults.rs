@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use swdesk_devnet::Fault;
-use swdesk_devnet::kit::pds_behind_proxy;
+use swdesk_testkit::kept::pds_behind_proxy;
 use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env};
 
 /// Long enough for the retries the faults ask for (three waits of 8 s) under load.

@@ -10,8 +10,9 @@ use std::time::Duration;
 use serde_json::json;
 use swdesk_devnet::SandboxPds;
 use swdesk_sandbox_bidder::state::GuestPhase;
-use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
+use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 use swdesk_sandbox_peer::sandbox_identity;
+use swdesk_testkit::bidder_config;
 use swdesk_tests::desktop::BrowserPages;
 use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
 
@@ -21,12 +22,11 @@ pub const MARKET_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A sandbox bidder asking `cost` a guest (paid terms), or free terms when `None`.
 pub async fn bidder(pds: &SandboxPds, cost: Option<&str>) -> anyhow::Result<RunningBidder> {
-    let account = BidderAccount::create(pds, "e2ebid").await?;
-    let mut config = Config::new(sandbox_identity(pds)?, account);
-    config.behaviour = Behaviour {
+    let behaviour = Behaviour {
         cost: cost.map(str::to_owned),
         ..Behaviour::default()
     };
+    let config = bidder_config(pds, &sandbox_identity(pds)?, "e2ebid", behaviour).await;
     Ok(swdesk_sandbox_bidder::start(config).await?)
 }
 

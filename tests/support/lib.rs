@@ -11,7 +11,7 @@
 
 pub mod desktop;
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,6 +20,7 @@ use anyhow::{Context, bail};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use swdesk_devnet::{Account, Decision, SandboxPds};
+use swdesk_testkit::kept::free_port;
 
 /// The app's environment: the shared sandbox with `account` as its demo account, and Chromium
 /// playing the owner (signing in as `account`, approving) as the system browser.
@@ -202,7 +203,7 @@ impl AppWindow {
         wait_until_no_app_runs_in(&home).await?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
-        let (port, native_port) = (free_port()?, free_port()?);
+        let (port, native_port) = (free_port(), free_port());
         let driver = Command::new(&driver_program)
             .args([
                 "--port",
@@ -679,10 +680,6 @@ fn app_processes_in(home: &Path) -> Vec<u32> {
 fn required_env(name: &str) -> anyhow::Result<String> {
     std::env::var(name)
         .with_context(|| format!("{name} is not set: run the suite with `cargo xtask test`"))
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 fn screenshot_dir() -> PathBuf {

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::paths::Paths;
 
 /// The packages of the sandbox, as dependencies are named.
-const SANDBOX_PACKAGES: &[&str] = &["swdesk-devnet", "swdesk-sandbox-"];
+const SANDBOX_PACKAGES: &[&str] = &["swdesk-devnet", "swdesk-sandbox-", "swdesk-testkit"];
 
 /// Fails naming every shipped crate that depends on the sandbox.
 pub fn check(paths: &Paths) -> anyhow::Result<()> {

@@ -12,7 +12,6 @@ use serde_json::json;
 use swdesk_api::{Network, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::oauth::sandbox::ApprovingBrowser;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::runtime::{ControllerConfig, ObjectKey};
 use swdesk_controller::{Engine, EngineConfig, SystemClock};
@@ -28,6 +27,7 @@ use swdesk_core::uri::RecordUri;
 use swdesk_devnet::{Account, SandboxPds};
 use swdesk_store::Store;
 use swdesk_store::random_uid;
+use swdesk_testkit::Chromium;
 
 const DEPLOYMENTS: usize = 256;
 const INFRA: &str = "computer.socialweb.infra";
@@ -35,7 +35,7 @@ const INFRA: &str = "computer.socialweb.infra";
 async fn signed_in(network: &Network, account: &Account) -> (Agent, Sessions) {
     let sessions = Sessions::with_store(
         network.clone(),
-        Arc::new(ApprovingBrowser(account.clone())),
+        Chromium::approving(account),
         Ok(Arc::new(MemoryStore::default())),
     );
     sessions.sign_in(&account.handle).await.unwrap();

@@ -3,15 +3,13 @@
 //! Node harness in `sandbox/devnet/pds/`, and [`authorize`]: a person at its authorization page,
 //! played by Chromium; [`market_peer`]: the public compute market's own dispatcher, bidder and requester;
 //! [`canary`]: a listener counting the connections a hostile peer failed to make;
-//! [`fault_proxy`]: a proxy on the PDS's public port injecting 429s and 5xx on a schedule;
-//! [`kit`]: what every test suite shares (waiting with a deadline). Tests and
-//! `cargo xtask run` use them; nothing here is a stub: records written to it are real records in
+//! [`fault_proxy`]: a proxy on the PDS's public port injecting 429s and 5xx on a schedule.
+//! Tests (through `swdesk-testkit`) and `cargo xtask run` use them; nothing here is a stub: records written to it are real records in
 //! a real repo, and sign-in goes through its real OAuth pages.
 
 pub mod authorize;
 pub mod canary;
 pub mod fault_proxy;
-pub mod kit;
 pub mod market_peer;
 pub mod pds;
 

@@ -152,8 +152,7 @@ fn deployed_api() -> ComputeContractStatus {
 /// The Infra `web` with contracts api (deployed, won) and worker (failed), their
 /// ComputeContracts, and one of another (re-created) deployment of the same name.
 fn store_with_a_run() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("objects.sqlite")).unwrap();
+    let (dir, store) = swdesk_testkit::store_file();
     let declaration = json!({"kind": "Infra", "metadata": {"name": "web"}, "spec": {"contracts": [
         {"name": "api", "state": "requested"}, {"name": "worker", "state": "requested"}]}});
     declare(&store, &declaration, at(0)).unwrap();

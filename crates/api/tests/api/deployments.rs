@@ -11,15 +11,10 @@ use swdesk_core::infra::{ContractState, DeploymentKind, EphemeralInfraSpec, Infr
 use swdesk_core::name::Name;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_store::Store;
+use swdesk_testkit::store_file;
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).unwrap()
-}
-
-fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("objects.sqlite")).unwrap();
-    (dir, store)
 }
 
 fn web(description: &str) -> serde_json::Value {
@@ -38,7 +33,7 @@ fn web(description: &str) -> serde_json::Value {
 
 #[test]
 fn a_declaration_with_problems_is_refused_whole_naming_each_and_writes_nothing() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let bad = json!({
         "kind": "Infra",
         "metadata": {"name": "Not_A_Label"},
@@ -69,7 +64,7 @@ fn a_declaration_with_problems_is_refused_whole_naming_each_and_writes_nothing()
 
 #[test]
 fn declaring_again_edits_the_declaration_and_keeps_the_object() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let first = declare(&store, &web("v1"), at(0)).unwrap();
     assert_eq!(first.sync, SyncSummary::Publishing);
     assert!(first.written_here);
@@ -91,7 +86,7 @@ fn declaring_again_edits_the_declaration_and_keeps_the_object() {
 
 #[test]
 fn an_ephemeral_deployment_keeps_its_lifetime() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let mut declaration = json!({
         "kind": "EphemeralInfra",
         "metadata": {"name": "batch"},
@@ -112,7 +107,7 @@ fn an_ephemeral_deployment_keeps_its_lifetime() {
 
 #[test]
 fn contracts_are_requested_released_and_released_again_with_a_newer_time() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     declare(&store, &web("v1"), at(0)).unwrap();
     let name = Name::parse("web").unwrap();
     let contract = |store: &Store| {
@@ -173,7 +168,7 @@ fn contracts_are_requested_released_and_released_again_with_a_newer_time() {
 
 #[test]
 fn ending_asks_for_the_deletion_and_then_takes_no_more_changes() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     declare(&store, &web("v1"), at(0)).unwrap();
     let name = Name::parse("web").unwrap();
     // The controller's finalizer holds the object until the final write.
@@ -200,7 +195,7 @@ fn ending_asks_for_the_deletion_and_then_takes_no_more_changes() {
 
 #[test]
 fn a_deployment_another_device_writes_is_not_ended_here() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let mut declaration = web("theirs");
     declaration["metadata"]["labels"] = json!({FOLLOWER_LABEL: "true"});
     let row = declare(&store, &declaration, at(0)).unwrap();
@@ -213,7 +208,7 @@ fn a_deployment_another_device_writes_is_not_ended_here() {
 
 #[test]
 fn rows_list_both_kinds_by_name_with_their_contracts_declared() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     declare(&store, &web("v1"), at(0)).unwrap();
     declare(
         &store,
@@ -243,7 +238,7 @@ fn rows_list_both_kinds_by_name_with_their_contracts_declared() {
 
 #[test]
 fn a_row_carries_its_object_and_a_version_that_grows_with_every_write() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let first = declare(&store, &web("v1"), at(0)).unwrap();
     let second = declare(&store, &web("v2"), at(1)).unwrap();
     assert_eq!(first.uid, second.uid, "the same object");
@@ -268,7 +263,7 @@ fn a_row_carries_its_object_and_a_version_that_grows_with_every_write() {
 /// field and what to do, and nothing is stored; a staged contract may still hold it.
 #[test]
 fn a_contract_field_the_market_cannot_carry_is_refused_when_it_is_requested() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let requested = json!({
         "kind": "Infra",
         "metadata": {"name": "web"},
@@ -316,7 +311,7 @@ fn a_contract_field_the_market_cannot_carry_is_refused_when_it_is_requested() {
 /// record would publish it in clear text).
 #[test]
 fn user_data_holding_a_secret_is_refused_with_every_other_problem_and_nothing_stored() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     let declaration = json!({
         "kind": "Infra",
         "metadata": {"name": "web"},
@@ -346,7 +341,7 @@ fn user_data_holding_a_secret_is_refused_with_every_other_problem_and_nothing_st
 
 #[test]
 fn another_kind_for_a_declared_contract_is_refused_and_a_new_contract_may_take_it() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     declare(&store, &web("v1"), at(0)).unwrap();
     let mut edited = web("v2");
     edited["spec"]["contracts"][1]["computeKind"] = json!("deno");
@@ -369,7 +364,7 @@ fn another_kind_for_a_declared_contract_is_refused_and_a_new_contract_may_take_i
 
 #[test]
 fn a_successor_is_declared_as_the_record_is_and_the_deployment_ends() {
-    let (_dir, store) = store();
+    let (_dir, store) = store_file();
     declare(&store, &web("ours"), at(0)).unwrap();
     declare(
         &store,

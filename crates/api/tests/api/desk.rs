@@ -10,7 +10,7 @@ use swdesk_api::controller::LiveEvent;
 use swdesk_api::{Desk, DeskError, SessionView};
 use swdesk_atproto::Agent;
 use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::oauth::sandbox::ApprovingBrowser;
+use swdesk_testkit::Chromium;
 
 use crate::session::{network, sessions};
 
@@ -19,7 +19,7 @@ async fn a_second_desk_on_one_data_directory_runs_no_controller_and_says_who_hol
     let (pds, network, store) = network("two-desks").await;
     let account = pds.create_account("twodesks").await.unwrap();
     let data = tempfile::tempdir().unwrap();
-    let browser = Arc::new(ApprovingBrowser(account.clone()));
+    let browser = Chromium::approving(&account);
     let desk =
         |browser| Desk::with_sessions(sessions(&network, browser, &store), data.path().into());
     let first = desk(browser.clone());
@@ -65,7 +65,7 @@ async fn a_session_ended_by_the_server_while_running_is_told_at_once_and_keeps_t
     let (pds, network, store) = network("ended-live").await;
     let account = pds.create_account("endedlive").await.unwrap();
     let data = tempfile::tempdir().unwrap();
-    let browser = Arc::new(ApprovingBrowser(account.clone()));
+    let browser = Chromium::approving(&account);
     let desk = Desk::with_sessions(
         sessions(&network, browser.clone(), &store),
         data.path().into(),

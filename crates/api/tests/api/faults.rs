@@ -22,7 +22,7 @@ use crate::support::{
 pub const PUT_RECORD: &str = "/xrpc/com.atproto.repo.putRecord";
 const TOKEN: &str = "/oauth/token";
 
-pub use swdesk_devnet::kit::pds_behind_proxy;
+pub use swdesk_testkit::kept::pds_behind_proxy;
 
 fn fault(path: &str, status: u16, retry_after: Option<&str>, times: usize) -> Fault {
     Fault {

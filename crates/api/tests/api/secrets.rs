@@ -15,11 +15,11 @@ use swdesk_api::controller::LiveEvent;
 use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
 use swdesk_api::{Desk, DeskError};
-use swdesk_atproto::oauth::sandbox::ApprovingBrowser;
 use swdesk_core::infra::DeploymentKind;
 use swdesk_core::name::Name;
 use swdesk_devnet::holds_bytes;
 use swdesk_sandbox_bidder::Opened;
+use swdesk_testkit::Chromium;
 
 use crate::session::{network, sessions};
 use crate::support::{eventually, sandbox_bidder};
@@ -71,11 +71,7 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
     let network = Network::sandbox(&line.to_string()).unwrap();
     let data = tempfile::tempdir().unwrap();
     let desk = Desk::with_sessions(
-        sessions(
-            &network,
-            Arc::new(ApprovingBrowser(account.clone())),
-            &store,
-        ),
+        sessions(&network, Chromium::approving(&account), &store),
         data.path().into(),
     );
     desk.sign_in(&account.handle).await.unwrap();

@@ -7,9 +7,9 @@ use std::time::Duration;
 use swdesk_api::{Network, SessionError, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::{Keychain, SessionStore};
-use swdesk_atproto::oauth::sandbox::ApprovingBrowser;
 use swdesk_atproto::{Agent, Browser};
 use swdesk_devnet::{Account, SandboxPds};
+use swdesk_testkit::Chromium;
 use url::Url;
 
 /// The sandbox network of the shared PDS, its sessions in a keychain entry of this test's own.
@@ -34,7 +34,7 @@ pub async fn signed_in(
     store: &Arc<dyn SessionStore>,
     account: &Account,
 ) -> (Sessions, Agent, Resolver) {
-    let signed = sessions(network, Arc::new(ApprovingBrowser(account.clone())), store);
+    let signed = sessions(network, Chromium::approving(account), store);
     signed.sign_in(&account.handle).await.unwrap();
     let agent = signed.agent().unwrap();
     let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
@@ -74,11 +74,7 @@ impl Browser for Abandoned {
 async fn a_signed_in_session_is_restored_by_the_next_start_until_signed_out() {
     let (pds, network, store) = network("restore").await;
     let account = pds.create_account("apirestore").await.unwrap();
-    let first = sessions(
-        &network,
-        Arc::new(ApprovingBrowser(account.clone())),
-        &store,
-    );
+    let first = sessions(&network, Chromium::approving(&account), &store);
     assert_eq!(
         first.current().await,
         SessionView::SignedOut { notice: None }
@@ -142,11 +138,7 @@ async fn a_sign_in_waiting_for_the_browser_can_be_cancelled() {
 async fn a_session_the_server_ended_is_forgotten_at_start_with_a_notice() {
     let (pds, network, store) = network("ended").await;
     let account = pds.create_account("apiended").await.unwrap();
-    let first = sessions(
-        &network,
-        Arc::new(ApprovingBrowser(account.clone())),
-        &store,
-    );
+    let first = sessions(&network, Chromium::approving(&account), &store);
     first.sign_in(&account.handle).await.unwrap();
     let kept = store.load().unwrap().unwrap();
     first.sign_out().await.unwrap();

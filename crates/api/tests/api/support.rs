@@ -13,7 +13,6 @@ use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
 use swdesk_core::sync::SyncState;
 use swdesk_core::timestamp::Clock;
-use swdesk_devnet::{SandboxPds, Storage};
 use swdesk_store::random_uid;
 use swdesk_store::{ObjectOf, Store, StoreError};
 
@@ -33,7 +32,7 @@ pub fn quick_engine() -> EngineConfig {
 
 /// Waits (up to 90 s) until `check` answers something.
 pub async fn eventually<T>(what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
-    swdesk_devnet::kit::eventually(what, Duration::from_secs(90), check).await
+    swdesk_testkit::eventually(what, Duration::from_secs(90), check).await
 }
 
 /// The record `computer.socialweb.infra/<rkey>` of `did`, read without a session.
@@ -138,14 +137,7 @@ pub fn edit_infra(store: &Store, name: &str, edit: impl Fn(&mut InfraSpec)) {
     }
 }
 
-pub use swdesk_devnet::kit::kept_storage;
-
-/// A sandbox PDS whose data is kept in `dir`, so it can be stopped and started again.
-pub async fn sandbox_kept_in(dir: &std::path::Path) -> (Storage, SandboxPds) {
-    let storage = kept_storage(dir);
-    let pds = SandboxPds::start_with(&storage, &[]).await.unwrap();
-    (storage, pds)
-}
+pub use swdesk_testkit::kept::sandbox_kept_in;
 
 /// How the Infra `name` stands with its record, as its reconciler last found it.
 pub fn sync_state(controller: &AccountController, name: &str) -> Option<SyncState> {
@@ -163,19 +155,10 @@ pub fn in_sync(controller: &AccountController, name: &str) -> bool {
 /// A sandbox bidder on loopback with a fresh account (its handle starting with `prefix`) on
 /// `pds`, resolving identities as `identity` says.
 pub async fn sandbox_bidder(
-    pds: &SandboxPds,
+    pds: &swdesk_devnet::SandboxPds,
     identity: &swdesk_atproto::identity::IdentityConfig,
     prefix: &str,
 ) -> swdesk_sandbox_bidder::RunningBidder {
-    let account = pds.create_account(prefix).await.unwrap();
-    swdesk_sandbox_bidder::start(swdesk_sandbox_bidder::Config::new(
-        identity.clone(),
-        swdesk_sandbox_bidder::BidderAccount {
-            pds_url: url::Url::parse(&pds.info().pds_url).unwrap(),
-            identifier: account.did,
-            password: swdesk_atproto::oauth::Secret::new(account.password),
-        },
-    ))
-    .await
-    .unwrap()
+    let config = swdesk_testkit::bidder_config(pds, identity, prefix, Default::default()).await;
+    swdesk_sandbox_bidder::start(config).await.unwrap()
 }

@@ -15,8 +15,6 @@ pub mod client_metadata;
 mod dpop;
 mod loopback;
 mod metadata;
-#[cfg(feature = "test-support")]
-pub mod sandbox;
 pub mod scope;
 mod server;
 pub(crate) mod session;

@@ -9,13 +9,15 @@ use swdesk_devnet::Decision;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::support::{Chromium, Sandbox, keychain};
+use swdesk_testkit::{Chromium, Sandbox};
+
+use crate::support::keychain;
 
 #[tokio::test]
 async fn a_handle_resolves_to_its_did_pds_and_signing_key() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("ident").await;
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]));
     let identity = resolver
         .resolve(&format!("@{}", account.handle.to_uppercase()))
         .await
@@ -28,11 +30,11 @@ async fn a_handle_resolves_to_its_did_pds_and_signing_key() {
 
 #[tokio::test]
 async fn each_failing_hop_is_its_own_error() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let closed = closed_port().await;
     let no_pds = serve_did_web(|did| serde_json::json!({ "id": did })).await;
     let ports = [closed, loopback_web_did_port(&no_pds).unwrap()];
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound_reaching(&ports));
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&ports));
     assert!(matches!(
         resolver.resolve("nobody.test").await,
         Err(IdentityError::HandleNotFound { .. })
@@ -48,7 +50,7 @@ async fn each_failing_hop_is_its_own_error() {
         matches!(&unreachable, Err(IdentityError::DidUnreachable { reason, .. }) if !reason.contains("may not be reached")),
         "{unreachable:?}"
     );
-    let unnamed = Resolver::new(sandbox.identity_config(), sandbox.outbound())
+    let unnamed = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]))
         .resolve(&no_pds)
         .await;
     assert!(
@@ -66,7 +68,7 @@ async fn each_failing_hop_is_its_own_error() {
 /// forgetting it, or resolving it at sign-in, fetches it afresh.
 #[tokio::test]
 async fn a_did_document_is_kept_between_reads_and_fetched_afresh_at_sign_in() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let did = serve_counted_did_web(
         |did| document_with_pds(did, "http://localhost:2583"),
@@ -74,7 +76,7 @@ async fn a_did_document_is_kept_between_reads_and_fetched_afresh_at_sign_in() {
     )
     .await;
     let ports = [loopback_web_did_port(&did).unwrap()];
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound_reaching(&ports));
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&ports));
     let count = || served.load(std::sync::atomic::Ordering::SeqCst);
     for _ in 0..5 {
         resolver.resolve_did(&did).await.unwrap();
@@ -89,7 +91,7 @@ async fn a_did_document_is_kept_between_reads_and_fetched_afresh_at_sign_in() {
 
 #[tokio::test]
 async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("pdsdown").await;
     let closed = closed_port().await;
     let did = serve_did_web(move |did| {
@@ -102,7 +104,7 @@ async fn signing_in_with_a_did_whose_pds_is_down_says_so_and_stores_nothing() {
     let browser = Chromium::new(&account, Decision::Approve);
     let outbound = sandbox.outbound_reaching(&[closed, loopback_web_did_port(&did).unwrap()]);
     let refused = sandbox
-        .client_with(outbound, browser, store.clone())
+        .oauth_client(outbound, browser, store.clone())
         .sign_in(&did)
         .await;
     assert!(

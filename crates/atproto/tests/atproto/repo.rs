@@ -13,7 +13,9 @@ use swdesk_core::repo::{Provenance, RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::uri::RecordUri;
 
-use crate::support::{Sandbox, keychain, signed_in};
+use swdesk_testkit::Sandbox;
+
+use crate::support::keychain;
 
 const INFRA: &str = "computer.socialweb.infra";
 
@@ -36,14 +38,14 @@ async fn repo_of(
 ) -> (PdsRepo, std::sync::Arc<swdesk_atproto::keychain::Keychain>) {
     let account = sandbox.account(prefix).await;
     let store = keychain(prefix);
-    let agent = signed_in(sandbox, &account, store.clone()).await;
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
+    let agent = sandbox.sign_in(&account, store.clone()).await;
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]));
     (PdsRepo::new(agent, resolver), store)
 }
 
 #[tokio::test]
 async fn records_are_written_read_listed_in_pages_and_deleted() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (repo, store) = repo_of(&sandbox, "repo").await;
     let owner = repo.owner().to_owned();
     for name in ["alpha", "beta", "gamma"] {
@@ -89,7 +91,7 @@ async fn records_are_written_read_listed_in_pages_and_deleted() {
 
 #[tokio::test]
 async fn of_two_writers_from_the_same_cid_the_second_loses_and_learns_the_current_cid() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (repo, store) = repo_of(&sandbox, "race").await;
     let first = repo
         .put(INFRA, &rkey("web"), &record("v1"), Swap::Absent)
@@ -143,7 +145,7 @@ async fn of_two_writers_from_the_same_cid_the_second_loses_and_learns_the_curren
 /// validate never reaches the PDS, and the error names every problem.
 #[tokio::test]
 async fn a_record_that_would_not_validate_is_never_sent() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (repo, store) = repo_of(&sandbox, "notsent").await;
     let collection = "com.publicdomainrelay.temp.market.badgeBlueKey";
     let broken = json!({"$type": collection, "createdAt": "soon"});
@@ -169,7 +171,7 @@ async fn a_record_that_would_not_validate_is_never_sent() {
 async fn a_write_outside_the_granted_scopes_is_refused_with_a_clear_error() {
     // This app never sends a record of a collection it has no lexicon for (`check_write`);
     // the PDS's own scope check is what is tested here.
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (repo, store) = repo_of(&sandbox, "scope").await;
     let post = json!({"$type": "app.bsky.feed.post", "text": "hi", "createdAt": "2026-12-03T00:00:00.000Z"});
     let refused = repo
@@ -186,7 +188,7 @@ async fn a_write_outside_the_granted_scopes_is_refused_with_a_clear_error() {
 
 #[tokio::test]
 async fn another_accounts_records_are_read_from_its_own_repo() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (reader, reader_store) = repo_of(&sandbox, "reader").await;
     let (writer, writer_store) = repo_of(&sandbox, "writer").await;
     writer
@@ -217,7 +219,7 @@ async fn proof_car(sandbox: &Sandbox, did: &str, rkey: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn a_record_is_proven_by_its_signed_commit_and_a_forged_proof_is_refused() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let (repo, store) = repo_of(&sandbox, "proof").await;
     let owner = repo.owner().to_owned();
     let mut value = record("proven");
@@ -246,7 +248,7 @@ async fn a_record_is_proven_by_its_signed_commit_and_a_forged_proof_is_refused()
     let absent = RecordUri::new(&owner, INFRA, &rkey("absent")).unwrap();
     assert_eq!(repo.prove(&absent).await.unwrap(), None);
 
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]));
     let key = resolver.resolve_did(&owner).await.unwrap().signing_key;
     let car = proof_car(&sandbox, &owner, "proven").await;
     let check = |car: &[u8], key: &PublicKey, rkey: &str| {

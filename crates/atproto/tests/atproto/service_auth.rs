@@ -4,7 +4,9 @@ use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::SessionStore;
 use swdesk_atproto::service_auth::{ServiceAuth, VerifyError, verify};
 
-use crate::support::{Sandbox, keychain, signed_in};
+use swdesk_testkit::Sandbox;
+
+use crate::support::keychain;
 
 const GATEWAY: &str = "did:web:k8s.socialweb.computer";
 const LIST: &str = "com.publicdomainrelay.temp.cluster.listClusters";
@@ -18,10 +20,10 @@ fn now() -> i64 {
 
 #[tokio::test]
 async fn a_minted_token_verifies_against_the_issuers_did_document_and_is_cached() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("svcauth").await;
     let store = keychain("svcauth");
-    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    let agent = sandbox.sign_in(&account, store.clone()).await;
     let auth = ServiceAuth::new(agent);
     let token = auth.token(GATEWAY, LIST).await.unwrap();
     assert_eq!(
@@ -30,7 +32,7 @@ async fn a_minted_token_verifies_against_the_issuers_did_document_and_is_cached(
         "a fresh token is reused"
     );
 
-    let resolver = Resolver::new(sandbox.identity_config(), sandbox.outbound());
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]));
     let claims = verify(&resolver, token.expose(), GATEWAY, LIST, now())
         .await
         .unwrap();

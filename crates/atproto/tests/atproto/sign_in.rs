@@ -9,7 +9,9 @@ use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_atproto::{Agent, OAuthError};
 use swdesk_devnet::Decision;
 
-use crate::support::{Chromium, Forger, Sandbox, keychain, signed_in};
+use swdesk_testkit::{Chromium, Sandbox};
+
+use crate::support::{Forger, keychain};
 
 /// An authenticated call: `getSession` answers only a valid token with a valid DPoP proof.
 fn get_session(_did: &str) -> XrpcRequest {
@@ -18,10 +20,10 @@ fn get_session(_did: &str) -> XrpcRequest {
 
 #[tokio::test]
 async fn signing_in_through_the_browser_stores_a_granular_session_that_a_restart_restores() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("signin").await;
     let store = keychain("signin");
-    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    let agent = sandbox.sign_in(&account, store.clone()).await;
 
     let signed = agent.account();
     assert_eq!(signed.did, account.did);
@@ -44,7 +46,11 @@ async fn signing_in_through_the_browser_stores_a_granular_session_that_a_restart
         .expect("the keychain holds the session");
     assert_eq!(stored.account, signed);
     let restored = sandbox
-        .client(Chromium::new(&account, Decision::Approve), store.clone())
+        .oauth_client(
+            sandbox.outbound_reaching(&[]),
+            Chromium::new(&account, Decision::Approve),
+            store.clone(),
+        )
         .restore()
         .await
         .unwrap()
@@ -56,17 +62,21 @@ async fn signing_in_through_the_browser_stores_a_granular_session_that_a_restart
 
 #[tokio::test]
 async fn an_expired_access_token_is_refreshed_once_and_the_new_tokens_are_kept() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("refresh").await;
     let store = keychain("refresh");
-    signed_in(&sandbox, &account, store.clone()).await;
+    sandbox.sign_in(&account, store.clone()).await;
     let mut stored = store.load().unwrap().unwrap();
     let spent_refresh = stored.refresh_token.clone();
     stored.expires_at = 0;
     store.save(&stored).unwrap();
 
     let restored = sandbox
-        .client(Chromium::new(&account, Decision::Approve), store.clone())
+        .oauth_client(
+            sandbox.outbound_reaching(&[]),
+            Chromium::new(&account, Decision::Approve),
+            store.clone(),
+        )
         .restore()
         .await
         .unwrap()
@@ -90,10 +100,10 @@ async fn an_expired_access_token_is_refreshed_once_and_the_new_tokens_are_kept()
 
 #[tokio::test]
 async fn a_rotated_dpop_nonce_is_answered_by_retrying_with_the_new_one() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("nonce").await;
     let store = keychain("nonce");
-    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    let agent = sandbox.sign_in(&account, store.clone()).await;
     let pds = sandbox.pds_url();
     agent.call(&get_session(&account.did)).await.unwrap();
     agent
@@ -111,10 +121,10 @@ async fn a_rotated_dpop_nonce_is_answered_by_retrying_with_the_new_one() {
 
 #[tokio::test]
 async fn a_laptop_whose_clock_is_ten_minutes_off_still_calls_its_pds() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("skewed").await;
     let store = keychain("skewed");
-    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    let agent = sandbox.sign_in(&account, store.clone()).await;
     for off_by in [600, -600] {
         agent.nonces().pretend_clock_off_by(off_by);
         agent
@@ -137,17 +147,17 @@ async fn a_laptop_whose_clock_is_ten_minutes_off_still_calls_its_pds() {
 
 #[tokio::test]
 async fn signing_out_revokes_the_tokens_and_removes_the_keychain_entry() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("signout").await;
     let store = keychain("signout");
-    let agent = signed_in(&sandbox, &account, store.clone()).await;
+    let agent = sandbox.sign_in(&account, store.clone()).await;
     let kept = store.load().unwrap().unwrap();
 
     agent.sign_out().await.expect("the tokens are revoked");
     assert_eq!(store.load().unwrap(), None, "the keychain entry is gone");
 
     let memory: Arc<dyn SessionStore> = Arc::new(MemoryStore::default());
-    let stale = Agent::from_stored(kept, sandbox.outbound(), memory).unwrap();
+    let stale = Agent::from_stored(kept, sandbox.outbound_reaching(&[]), memory).unwrap();
     let refused = stale.call(&get_session(&account.did)).await;
     assert!(
         refused.is_err(),
@@ -157,12 +167,16 @@ async fn signing_out_revokes_the_tokens_and_removes_the_keychain_entry() {
 
 #[tokio::test]
 async fn a_denied_authorization_is_reported_and_nothing_is_stored() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("deny").await;
     let store = keychain("deny");
     let browser = Chromium::new(&account, Decision::Deny);
     let refused = sandbox
-        .client(browser.clone(), store.clone())
+        .oauth_client(
+            sandbox.outbound_reaching(&[]),
+            browser.clone(),
+            store.clone(),
+        )
         .sign_in(&account.handle)
         .await;
     browser.outcome().await.unwrap();
@@ -175,14 +189,14 @@ async fn a_denied_authorization_is_reported_and_nothing_is_stored() {
 
 #[tokio::test]
 async fn a_callback_with_a_tampered_state_is_refused_and_nothing_is_stored() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("state").await;
     let store = keychain("state");
     let forger = Arc::new(Forger {
         query: "code=stolen&state=not-ours",
     });
     let refused = sandbox
-        .client(forger, store.clone())
+        .oauth_client(sandbox.outbound_reaching(&[]), forger, store.clone())
         .sign_in(&account.handle)
         .await;
     assert_eq!(refused.unwrap_err(), OAuthError::StateMismatch);
@@ -191,13 +205,17 @@ async fn a_callback_with_a_tampered_state_is_refused_and_nothing_is_stored() {
 
 #[tokio::test]
 async fn tokens_for_another_account_than_the_one_asked_for_are_refused_and_nothing_is_stored() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let asked = sandbox.account("asked").await;
     let other = sandbox.account("other").await;
     let store = keychain("subject");
     let browser = Chromium::new(&other, Decision::Approve);
     let refused = sandbox
-        .client(browser.clone(), store.clone())
+        .oauth_client(
+            sandbox.outbound_reaching(&[]),
+            browser.clone(),
+            store.clone(),
+        )
         .sign_in(&asked.handle)
         .await;
     browser.outcome().await.unwrap();
@@ -213,12 +231,12 @@ async fn tokens_for_another_account_than_the_one_asked_for_are_refused_and_nothi
 
 #[tokio::test]
 async fn an_unknown_handle_is_refused_before_the_browser_opens() {
-    let sandbox = Sandbox::new().await;
+    let sandbox = Sandbox::start().await;
     let account = sandbox.account("unknown").await;
     let store = keychain("unknown");
     let browser = Chromium::new(&account, Decision::Approve);
     let refused = sandbox
-        .client(browser, store.clone())
+        .oauth_client(sandbox.outbound_reaching(&[]), browser, store.clone())
         .sign_in("nobody-here.test")
         .await;
     assert!(

@@ -58,8 +58,8 @@ impl World {
 
     /// A device of its own (its own store and clock) on the account whose repo is `repo`.
     pub fn with_repo(repo: Arc<MemoryRepo>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path().join("objects.sqlite")).unwrap());
+        let (dir, store) = swdesk_testkit::store_file();
+        let store = Arc::new(store);
         // 2026-12-03T00:00:00Z
         let clock = Arc::new(TestClock(AtomicI64::new(1_796_256_000_000)));
         let context = Context::new(store.clone(), repo.clone(), clock.clone());

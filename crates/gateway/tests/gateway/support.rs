@@ -1,25 +1,23 @@
-//! What the tests share: the sandbox PDS (shared through `SWDESK_SANDBOX_PDS` when a run
-//! started one), a sandbox gateway of the test's own with fast timings and its own account, an
-//! owner signed in through Chromium (session kept in memory), and polling with a deadline.
+//! What the tests share beyond the test kit (the sandbox, an owner signed in through Chromium,
+//! waiting with a deadline): a sandbox gateway of the test's own with fast timings and its own
+//! account, and the owner's client of it.
 
-use std::sync::Arc;
 use std::time::Duration;
 use swdesk_net::Outbound;
 
 use swdesk_atproto::Agent;
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
-use swdesk_atproto::keychain::MemoryStore;
-use swdesk_atproto::oauth::sandbox::sign_in_approving;
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_devnet::{Account, SandboxPds};
+use swdesk_devnet::Account;
 use swdesk_gateway::{GatewayClient, GatewayClientConfig};
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
+use swdesk_testkit::Sandbox;
 use url::Url;
 
-/// The sandbox PDS and one gateway.
+/// The sandbox and one gateway.
 #[derive(Debug)]
 pub struct World {
-    pub pds: SandboxPds,
+    pub sandbox: Sandbox,
     pub gateway: RunningGateway,
     pub config: Config,
 }
@@ -32,21 +30,17 @@ impl World {
 
     /// A gateway configured by `adjust`.
     pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Self {
-        let pds = SandboxPds::from_env_or_start().await.expect(
-            "the sandbox PDS starts (run `cargo xtask test`, or npm ci in sandbox/devnet/pds)",
-        );
-        let account = GatewayAccount::create(&pds, "gw")
+        let sandbox = Sandbox::start().await;
+        let account = GatewayAccount::create(&sandbox.pds, "gw")
             .await
             .expect("the gateway account is created");
-        let plc_url = Url::parse(&pds.info().plc_url).unwrap();
-        let identity = IdentityConfig::sandbox(plc_url, account.pds_url.clone());
-        let mut config = Config::new(identity, account, Timings::fast());
+        let mut config = Config::new(sandbox.identity.clone(), account, Timings::fast());
         adjust(&mut config);
         let gateway = swdesk_sandbox_gateway::start(config.clone())
             .await
             .expect("the gateway starts");
         Self {
-            pds,
+            sandbox,
             gateway,
             config,
         }
@@ -55,7 +49,7 @@ impl World {
     /// Stops the gateway and starts a fresh one (empty state) on the same port and DID.
     pub async fn restart_gateway(self) -> Self {
         let Self {
-            pds,
+            sandbox,
             gateway,
             config,
         } = self;
@@ -66,7 +60,7 @@ impl World {
             .await
             .expect("the gateway restarts");
         Self {
-            pds,
+            sandbox,
             gateway: fresh,
             config,
         }
@@ -82,13 +76,7 @@ impl World {
 
     /// A fresh account, signed in through Chromium, with a client of this world's gateway.
     pub async fn owner(&self, prefix: &str) -> Owner {
-        let account = self
-            .pds
-            .create_account(prefix)
-            .await
-            .expect("an account is created");
-        let agent =
-            sign_in_approving(self.identity(), &account, Arc::new(MemoryStore::default())).await;
+        let swdesk_testkit::Owner { account, agent, .. } = self.sandbox.owner(prefix).await;
         let client = self.client(agent.clone());
         Owner {
             account,
@@ -140,7 +128,7 @@ impl Owner {
 
 /// Polls `check` until it answers `Some`, failing the test after 20 s.
 pub async fn eventually<T>(what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
-    swdesk_devnet::kit::eventually(what, Duration::from_secs(20), check).await
+    swdesk_testkit::eventually(what, Duration::from_secs(20), check).await
 }
 
 /// Unix seconds now.

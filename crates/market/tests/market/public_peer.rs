@@ -30,7 +30,7 @@ async fn world() -> World {
         .with_env_filter("swdesk_market=debug")
         .try_init();
     let sandbox = sandbox().await;
-    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.pds.info().plc_url)
+    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.kit.pds.info().plc_url)
         .await
         .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
     World { sandbox, peer }
@@ -51,7 +51,7 @@ impl Drop for World {
 impl World {
     /// A resolver on the sandbox with the peer's dispatcher as its `*.localhost` ingress.
     fn resolver(&self) -> Resolver {
-        let identity = self.sandbox.identity.clone();
+        let identity = self.sandbox.kit.identity.clone();
         let policy = identity
             .net_policy()
             .with_localhost_ingress(self.peer.dispatcher_port);
@@ -84,8 +84,8 @@ async fn the_public_bidder_resolves_and_its_repo_is_read_through_the_sandbox_ing
     .expect("its PDS answers through the dispatcher");
     assert_eq!(described["did"], world.peer.bidder_did.as_str());
     let without_ingress = Resolver::new(
-        world.sandbox.identity.clone(),
-        Outbound::new(world.sandbox.identity.net_policy()),
+        world.sandbox.kit.identity.clone(),
+        Outbound::new(world.sandbox.kit.identity.net_policy()),
     );
     let refused = call_public(
         without_ingress.http(),
@@ -159,11 +159,12 @@ async fn in_a_mixed_auction_the_free_public_bid_wins_over_a_paid_sandbox_one() {
     let owner = world.sandbox.owner().await;
     let policy = world
         .sandbox
+        .kit
         .identity
         .net_policy()
         .with_localhost_ingress(world.peer.dispatcher_port)
         .with_loopback_service(&paid.url);
-    let resolver = Resolver::new(world.sandbox.identity.clone(), Outbound::new(policy));
+    let resolver = Resolver::new(world.sandbox.kit.identity.clone(), Outbound::new(policy));
     let bidders = vec![world.peer.bidder_did.clone(), paid.account.clone()];
     let market = RequesterMarket::connect(
         owner.agent.clone(),

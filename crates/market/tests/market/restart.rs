@@ -114,8 +114,8 @@ impl Requester {
         Store::open(&store).unwrap().create(&contract).unwrap();
         let setup = Setup {
             store: store.clone(),
-            plc_url: Url::parse(&sandbox.pds.info().plc_url).unwrap(),
-            pds_url: Url::parse(&sandbox.pds.info().pds_url).unwrap(),
+            plc_url: Url::parse(&sandbox.kit.pds.info().plc_url).unwrap(),
+            pds_url: Url::parse(&sandbox.kit.pds.info().pds_url).unwrap(),
             session: owner.stored_session(),
             key: owner.key.to_secret_bytes(),
             bidder: bidder.account.clone(),

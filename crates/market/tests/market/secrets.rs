@@ -151,13 +151,13 @@ async fn a_secret_is_sealed_to_the_guests_key_opened_by_it_and_found_nowhere_els
     let sealed_records = owner.records(sealed::NSID).await;
     assert_eq!(sealed_records.len(), 2, "one sealed record per delivery");
     assert_eq!(
-        list_records(&sandbox.identity, &bidder.account, guest_key::NSID)
+        list_records(&sandbox.kit.identity, &bidder.account, guest_key::NSID)
             .await
             .len(),
         1
     );
     for repo in [owner.agent.did(), bidder.account.clone()] {
-        let whole = sandbox.pds.repo_bytes(&repo).await.unwrap();
+        let whole = sandbox.kit.pds.repo_bytes(&repo).await.unwrap();
         for value in [&first, &second] {
             assert!(
                 !holds_bytes(&whole, value),

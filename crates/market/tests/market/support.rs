@@ -1,7 +1,7 @@
-//! What the tests share: the sandbox PDS (shared through `SWDESK_SANDBOX_PDS`), local bidders
-//! from `swdesk-sandbox-bidder` with their own accounts, an owner signed in through Chromium
-//! (session in memory; a copy can be handed to a child process), a requester market over the
-//! owner's real repo, a contract object, and driving `advance` the way the controller does
+//! What the tests share beyond the test kit (the sandbox, an owner signed in through Chromium,
+//! public reads): local bidders from `swdesk-sandbox-bidder` with their own accounts, the owner's
+//! attestation key and session (a copy can be handed to a child process), a requester market
+//! over the owner's real repo, a contract object, and driving `advance` the way the controller does
 //! (the status persisted between calls) with a deadline.
 
 use std::sync::Arc;
@@ -12,8 +12,7 @@ use serde_json::{Map, Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::keychain::{MemoryStore, SessionStore};
-use swdesk_atproto::oauth::sandbox::sign_in_approving;
-use swdesk_atproto::oauth::{Secret, StoredSession};
+use swdesk_atproto::oauth::StoredSession;
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_core::compute::{
@@ -24,41 +23,26 @@ use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object, Uid};
 use swdesk_core::timestamp::{Clock, Timestamp};
-use swdesk_devnet::SandboxPds;
 use swdesk_market::{HttpPeers, OfferingSource, RequesterMarket, Settings, SystemClock};
-use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
-use url::Url;
+use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 
 pub type TestMarket = RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>>;
 
 /// The sandbox of one test.
 pub struct Sandbox {
-    pub pds: SandboxPds,
-    pub identity: IdentityConfig,
+    pub kit: swdesk_testkit::Sandbox,
 }
 
 pub async fn sandbox() -> Sandbox {
-    let pds = SandboxPds::from_env_or_start()
-        .await
-        .expect("the sandbox PDS starts (set SWDESK_SANDBOX_PDS or npm ci in sandbox/devnet/pds)");
-    let identity = IdentityConfig::sandbox(
-        Url::parse(&pds.info().plc_url).unwrap(),
-        Url::parse(&pds.info().pds_url).unwrap(),
-    );
-    Sandbox { pds, identity }
+    Sandbox {
+        kit: swdesk_testkit::Sandbox::start().await,
+    }
 }
 
 impl Sandbox {
     /// A local bidder with its own fresh account, behaving as told.
     pub async fn bidder(&self, behaviour: Behaviour) -> RunningBidder {
-        let account = self.pds.create_account("bidder").await.expect("an account");
-        let account = BidderAccount {
-            pds_url: Url::parse(&self.pds.info().pds_url).unwrap(),
-            identifier: account.did,
-            password: Secret::new(account.password),
-        };
-        let mut config = Config::new(self.identity.clone(), account);
-        config.behaviour = behaviour;
+        let mut config = self.kit.bidder_config("bidder", behaviour).await;
         config.boot_step = Duration::from_millis(150);
         swdesk_sandbox_bidder::start(config)
             .await
@@ -67,12 +51,10 @@ impl Sandbox {
 
     /// A fresh owner, signed in through Chromium.
     pub async fn owner(&self) -> Owner {
-        let account = self.pds.create_account("owner").await.expect("an account");
-        let session = Arc::new(MemoryStore::default());
-        let agent = sign_in_approving(self.identity.clone(), &account, session.clone()).await;
+        let swdesk_testkit::Owner { agent, session, .. } = self.kit.owner("owner").await;
         Owner {
             agent,
-            identity: self.identity.clone(),
+            identity: self.kit.identity.clone(),
             key: AttestationKey::generate(Curve::P256),
             session,
         }
@@ -136,18 +118,7 @@ pub fn quick_settings() -> Settings {
 
 /// Every record of `collection` in `repo` (one page is plenty here).
 pub async fn list_records(identity: &IdentityConfig, repo: &str, collection: &str) -> Vec<Value> {
-    let resolver = self::resolver(identity, &[]);
-    let pds = resolver.resolve_did(repo).await.unwrap().pds;
-    let answer: Value = reqwest::Client::new()
-        .get(format!("{pds}xrpc/com.atproto.repo.listRecords"))
-        .query(&[("repo", repo), ("collection", collection), ("limit", "100")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    answer["records"].as_array().cloned().unwrap_or_default()
+    swdesk_testkit::public::records(&resolver(identity, &[]), repo, collection).await
 }
 
 /// A requested contract with these `policyArgs` and bidder lists.

@@ -9,19 +9,15 @@ use swdesk_core::object::{Kind, Metadata, Object, OwnerRef, Uid};
 use swdesk_core::record::{AtprotoRecordSpec, DeletionPolicy};
 use swdesk_core::rkey::Rkey;
 use swdesk_core::timestamp::Timestamp;
-use swdesk_store::{ObjectOf, Store};
+use swdesk_store::ObjectOf;
 use tempfile::TempDir;
 
 /// A store on a new file; the directory goes when the returned guard drops.
-pub fn open() -> (TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(db_path(&dir)).unwrap();
-    (dir, store)
-}
+pub use swdesk_testkit::store_file as open;
 
-/// The database file in `dir`.
+/// The database file in `dir` (where [`open`] puts it).
 pub fn db_path(dir: &TempDir) -> PathBuf {
-    dir.path().join("objects.db")
+    dir.path().join("objects.sqlite")
 }
 
 pub fn name(text: &str) -> Name {

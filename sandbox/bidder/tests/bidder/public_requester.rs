@@ -7,7 +7,7 @@
 //! the audience `did:web:` + the bidder's host, and accepts a free bid with no grant.
 
 use swdesk_devnet::{PublicMarketPeer, RequesterResult};
-use swdesk_sandbox_bidder::{BidderAccount, Config, GuestPhase, RunningBidder};
+use swdesk_sandbox_bidder::{Behaviour, GuestPhase, RunningBidder};
 
 use crate::support::{Sandbox, eventually, sandbox};
 
@@ -18,7 +18,7 @@ struct World {
 
 async fn world() -> World {
     let sandbox = sandbox().await;
-    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.pds.info().plc_url)
+    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.kit.pds.info().plc_url)
         .await
         .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
     World { sandbox, peer }
@@ -28,10 +28,11 @@ impl World {
     /// A sandbox bidder whose network setting names the peer's dispatcher as the ingress
     /// (`ingress: false`: the sandbox names none).
     async fn bidder(&self, ingress: bool) -> RunningBidder {
-        let account = BidderAccount::create(&self.sandbox.pds, "bidder")
-            .await
-            .expect("an account");
-        let mut config = Config::new(self.sandbox.identity.clone(), account);
+        let mut config = self
+            .sandbox
+            .kit
+            .bidder_config("bidder", Behaviour::default())
+            .await;
         config.localhost_ingress = ingress.then_some(self.peer.dispatcher_port);
         swdesk_sandbox_bidder::start(config)
             .await

@@ -1,17 +1,16 @@
-//! The test's requester and helpers: a sandbox PDS shared by the run (`SWDESK_SANDBOX_PDS`),
-//! bidders started on it, a requester account that writes signed market records and calls a
-//! bidder at the endpoint its `did:web` document names, and polling with a deadline.
+//! The test's requester and helpers beyond the test kit (the sandbox, public reads, waiting with
+//! a deadline): bidders started on the sandbox, and a requester account that writes signed
+//! market records and calls a bidder at the endpoint its `did:web` document names.
 
 use std::time::Duration;
 
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
-use swdesk_atproto::identity::{IdentityConfig, Resolver, loopback_web_did_port};
+use swdesk_atproto::identity::{Resolver, loopback_web_did_port};
 use swdesk_atproto::oauth::Secret;
 use swdesk_core::auction::request::{lexicon_ref, rfp as rfp_record};
 use swdesk_core::compute::StrongRef;
-use swdesk_devnet::SandboxPds;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
@@ -19,21 +18,17 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, badge_blue_key, event, rfp,
 };
 use swdesk_lexicon::computer::socialweb::secret::sealed;
-use swdesk_sandbox_bidder::{Behaviour, BidderAccount, Config, RunningBidder};
-use swdesk_sandbox_peer::sandbox_identity;
+use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 
 /// The sandbox of one test: the shared PDS (or a fresh one) and how identities resolve there.
 pub struct Sandbox {
-    pub pds: SandboxPds,
-    pub identity: IdentityConfig,
+    pub kit: swdesk_testkit::Sandbox,
 }
 
 pub async fn sandbox() -> Sandbox {
-    let pds = SandboxPds::from_env_or_start()
-        .await
-        .expect("the sandbox PDS");
-    let identity = sandbox_identity(&pds).unwrap();
-    Sandbox { pds, identity }
+    Sandbox {
+        kit: swdesk_testkit::Sandbox::start().await,
+    }
 }
 
 impl Sandbox {
@@ -44,11 +39,7 @@ impl Sandbox {
 
     /// A bidder whose token clock runs `skew` seconds ahead.
     pub async fn bidder_with(&self, behaviour: Behaviour, skew: i64) -> RunningBidder {
-        let account = BidderAccount::create(&self.pds, "bidder")
-            .await
-            .expect("an account");
-        let mut config = Config::new(self.identity.clone(), account);
-        config.behaviour = behaviour;
+        let mut config = self.kit.bidder_config("bidder", behaviour).await;
         config.boot_step = Duration::from_millis(150);
         config.clock_skew_seconds = skew;
         swdesk_sandbox_bidder::start(config)
@@ -58,19 +49,16 @@ impl Sandbox {
 
     /// A signed-in requester account.
     pub async fn requester(&self, prefix: &str) -> Requester {
-        let account = self.pds.create_account(prefix).await.expect("an account");
+        let account = self.kit.account(prefix).await;
         let http = reqwest::Client::new();
-        let pds_url = self.pds.info().pds_url.clone();
+        let pds_url = self.kit.pds.info().pds_url.clone();
         let session = json_of(
             http.post(format!("{pds_url}/xrpc/com.atproto.server.createSession"))
                 .json(&json!({"identifier": account.did, "password": account.password})),
         )
         .await;
         let requester = Requester {
-            resolver: Resolver::new(
-                self.identity.clone(),
-                swdesk_net::Outbound::new(self.identity.net_policy()),
-            ),
+            resolver: self.kit.resolver_reaching(&[]),
             http,
             pds_url,
             did: account.did,
@@ -291,34 +279,12 @@ impl Requester {
 
 /// A record from its author's PDS (`getRecord`), the value and its cid.
 pub async fn get_record(resolver: &Resolver, uri: &str) -> (Value, String) {
-    let parts: Vec<&str> = uri.trim_start_matches("at://").split('/').collect();
-    let (repo, collection, rkey) = (parts[0], parts[1], parts[2]);
-    let query = [("repo", repo), ("collection", collection), ("rkey", rkey)];
-    let answer = public_query(resolver, repo, "com.atproto.repo.getRecord", &query).await;
-    (
-        answer["value"].clone(),
-        answer["cid"].as_str().unwrap_or_default().to_owned(),
-    )
+    swdesk_testkit::public::record(resolver, uri)
+        .await
+        .unwrap_or_else(|| panic!("{uri} is in its repo"))
 }
 
-/// Every record of `collection` in `repo` (one page is plenty here).
-pub async fn list_records(resolver: &Resolver, repo: &str, collection: &str) -> Vec<Value> {
-    let query = [("repo", repo), ("collection", collection), ("limit", "100")];
-    let answer = public_query(resolver, repo, "com.atproto.repo.listRecords", &query).await;
-    answer["records"].as_array().cloned().unwrap_or_default()
-}
-
-/// An unauthenticated query `nsid` at the PDS of `repo`.
-async fn public_query(
-    resolver: &Resolver,
-    repo: &str,
-    nsid: &str,
-    query: &[(&str, &str)],
-) -> Value {
-    let identity = resolver.resolve_did(repo).await.unwrap();
-    let url = format!("{}xrpc/{nsid}", identity.pds);
-    json_of(reqwest::Client::new().get(url).query(query)).await
-}
+pub use swdesk_testkit::public::records as list_records;
 
 /// The JSON answer of `request`.
 async fn json_of(request: RequestBuilder) -> Value {
@@ -348,7 +314,7 @@ fn encode(uri: &str) -> String {
 
 /// Polls `probe` until it answers, failing after ten seconds with `what`.
 pub async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    swdesk_devnet::kit::eventually(what, Duration::from_secs(10), async || probe()).await
+    swdesk_testkit::eventually(what, Duration::from_secs(10), async || probe()).await
 }
 
 /// Asserts that `value` validates as a record of `nsid` under our lexicons.

@@ -26,7 +26,7 @@ use tokio::sync::broadcast;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Account, Browser, PdsRepo};
 use swdesk_controller::EngineConfig;
-use swdesk_core::repo::RecordRepo;
+use swdesk_core::repo::{RecordRepo, StoredRecord};
 use swdesk_core::uri::RecordUri;
 use tokio::sync::Mutex;
 use url::Url;
@@ -304,7 +304,12 @@ impl Desk {
         name: Name,
         secret: String,
     ) -> Result<String, DeskError> {
-        let entry = secrets::keychain_entry(kind, &name, &secret);
+        let entry = {
+            let secret = secret.clone();
+            self.intent(move |store| secrets::kept(store, kind, &name, &secret))
+                .await?
+                .keychain_entry
+        };
         let value = self
             .with_secret_values(move |values| {
                 values
@@ -375,6 +380,17 @@ impl Desk {
         kind: DeploymentKind,
         name: &Name,
     ) -> Result<Option<RecordView>, DeskError> {
+        let found = self.stored_record(kind, name).await?;
+        Ok(found.map(|(stored, local)| records::view(kind, &stored, local)))
+    }
+
+    /// The deployment's record as the owner's repo holds it now, and this device's declaration
+    /// as the inspector shows it; `None` when there is no such deployment or record.
+    async fn stored_record(
+        &self,
+        kind: DeploymentKind,
+        name: &Name,
+    ) -> Result<Option<(StoredRecord, String)>, DeskError> {
         let asked = name.clone();
         let Some((Some(uri), local)) = self
             .read(move |store| records::local_side(store, kind, &asked))
@@ -389,7 +405,7 @@ impl Desk {
             .get(&uri)
             .await
             .map_err(|error| DeskError::Record(error.to_string()))?;
-        Ok(stored.map(|stored| records::view(kind, &stored, local)))
+        Ok(stored.map(|stored| (stored, local)))
     }
 
     /// Ends the deployment `kind`/`name` for a successor declared as its record now is (the
@@ -399,15 +415,13 @@ impl Desk {
         kind: DeploymentKind,
         name: &Name,
     ) -> Result<DeploymentRow, DeskError> {
-        let record = self
-            .deployment_record(kind, name)
+        let (record, _) = self
+            .stored_record(kind, name)
             .await?
             .ok_or_else(|| DeskError::Record(format!("{name} has no record to succeed")))?;
-        let value: Value = serde_json::from_str(&record.value)
-            .map_err(|error| DeskError::Record(error.to_string()))?;
         let name = name.clone();
         let now = SystemClock.now();
-        self.intent(move |store| deployments::succeed(store, kind, &name, &value, now))
+        self.intent(move |store| deployments::succeed(store, kind, &name, &record.value, now))
             .await
     }
 

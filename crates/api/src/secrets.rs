@@ -138,6 +138,22 @@ fn unknown_contracts(spec: &InfraSpec, contracts: &[String]) -> Vec<Problem> {
         .collect()
 }
 
+/// The reference the deployment `kind`/`name` keeps for `secret`: its keychain entry is where
+/// the value is (a successor keeps its predecessor's entries until it sets a value of its own).
+pub fn kept(
+    store: &Store,
+    kind: DeploymentKind,
+    name: &Name,
+    secret: &str,
+) -> Result<SecretRef, IntentError> {
+    declared(store, kind, name)?
+        .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?
+        .secrets
+        .into_iter()
+        .find(|kept| kept.name == secret)
+        .ok_or_else(|| IntentError::NotFound(format!("there is no secret {secret}")))
+}
+
 /// Takes `secret` off the deployment; the ref it had (its keychain entry is the caller's to
 /// forget).
 pub fn remove(

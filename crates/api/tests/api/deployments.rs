@@ -5,6 +5,7 @@ use serde_json::json;
 use swdesk_api::deployments::{
     self, ContractIntent, IntentError, change, declare, rows, set_contract,
 };
+use swdesk_api::secrets;
 use swdesk_core::collection::FOLLOWER_LABEL;
 use swdesk_core::deployment::SyncSummary;
 use swdesk_core::infra::{ContractState, DeploymentKind, EphemeralInfraSpec, InfraSpec};
@@ -428,4 +429,35 @@ fn a_successor_is_declared_as_the_record_is_and_the_deployment_ends() {
             .is_none(),
         "nothing was declared"
     );
+}
+
+#[test]
+fn a_successor_reads_its_predecessors_secret_values_until_it_sets_its_own() {
+    let (_dir, store) = store_file();
+    let kind = DeploymentKind::Infra;
+    declare(&store, &web("ours"), at(0)).unwrap();
+    let name = Name::parse("web").unwrap();
+    secrets::put(&store, kind, &name, "token", &[]).unwrap();
+    let record = json!({
+        "$type": "computer.socialweb.infra",
+        "contracts": [{"name": "api", "state": "staged", "computeKind": "deno"}],
+        "createdAt": "2026-12-05T10:00:00.000Z"
+    });
+    let successor = deployments::succeed(&store, kind, &name, &record, at(1)).unwrap();
+    let successor = Name::parse(&successor.name).unwrap();
+
+    let kept = secrets::kept(&store, kind, &successor, "token").unwrap();
+    assert_eq!(
+        kept.keychain_entry,
+        secrets::keychain_entry(kind, &name, "token"),
+        "the value stays where the predecessor's was written"
+    );
+    secrets::put(&store, kind, &successor, "token", &[]).unwrap();
+    let rotated = secrets::kept(&store, kind, &successor, "token").unwrap();
+    assert_eq!(
+        rotated.keychain_entry,
+        secrets::keychain_entry(kind, &successor, "token")
+    );
+    assert_eq!(rotated.version, 2);
+    assert!(secrets::kept(&store, kind, &successor, "other").is_err());
 }

@@ -15,8 +15,10 @@ use swdesk_api::controller::LiveEvent;
 use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
 use swdesk_api::{Desk, DeskError};
+use swdesk_atproto::keychain::Keychain;
 use swdesk_core::infra::DeploymentKind;
 use swdesk_core::name::Name;
+use swdesk_core::secret::SecretVault as _;
 use swdesk_devnet::holds_bytes;
 use swdesk_sandbox_bidder::Opened;
 use swdesk_testkit::Chromium;
@@ -116,8 +118,16 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
         .unwrap_err();
     assert_eq!(
         kept.code(),
-        "keychain",
-        "a refused secret writes no value: {kept}"
+        "not-found",
+        "a refused secret is not declared: {kept}"
+    );
+    let values = Keychain::open(&network.keychain_name)
+        .unwrap()
+        .secret_values(&account.did);
+    let entry = swdesk_api::secrets::keychain_entry(infra, &web, "token");
+    assert!(
+        values.read(&entry).unwrap().is_none(),
+        "a refused secret writes no value"
     );
 
     let first = fresh("first");
@@ -197,7 +207,12 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
         .reveal_secret(infra, web.clone(), "db-password".into())
         .await
         .unwrap_err();
-    assert_eq!(gone.code(), "keychain", "{gone}");
+    assert_eq!(gone.code(), "not-found", "{gone}");
+    let entry = swdesk_api::secrets::keychain_entry(infra, &web, "db-password");
+    assert!(
+        values.read(&entry).unwrap().is_none(),
+        "removing a secret forgets its value"
+    );
 
     let mut places: Vec<(String, Vec<u8>)> = files_under(data.path());
     for repo in [account.did.clone(), bidder.account.clone()] {

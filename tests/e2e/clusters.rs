@@ -225,6 +225,13 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     // The drift shows on the cluster's row too, and clears once the owner removes the file.
     let drift = "[data-testid='cluster-row'][data-name='dev'] [data-testid='cluster-drift']";
     window.wait_for(drift, STEP_TIMEOUT).await?;
+    // And it is told, as a contract's drift is, whichever section is open.
+    window
+        .wait_for_text(
+            "[data-testid='notice'][data-name='dev']",
+            "A kubeconfig stopped working",
+        )
+        .await?;
     window.screenshot("kubeconfig-drift").await?;
     window.click("[data-action='forget-kubeconfig']").await?;
     window

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DeploymentRow } from "../ipc";
 import { row as fixture } from "./fixtures";
-import { desktopNotification, lookingAtWindow, noticesFor, seenFrom } from "./notices";
+import { clusterDriftNotices, desktopNotification, lookingAtWindow, noticesFor, seenFrom } from "./notices";
 
 function row(name: string, contracts: Record<string, number>): DeploymentRow {
   const counted = Object.entries(contracts).map(([phase, count]) => ({ phase, count }));
@@ -70,5 +70,36 @@ describe("desktop notifications", () => {
       title: "2 contract updates",
       body: "A contract failed: web (Infra)\n2 contracts were released: api (Infra)",
     });
+  });
+});
+
+describe("notices of kubeconfigs that stop working (cluster drift)", () => {
+  const expired = new Map([["prod", "it expired at 14:02"]]);
+
+  it("takes what drifted at the first look as known, then tells each new drift once", () => {
+    const first = clusterDriftNotices(undefined, expired, true, 1);
+    expect(first.notices).toEqual([]);
+    const again = clusterDriftNotices(first.seen, expired, true, 2);
+    expect(again.notices).toEqual([]);
+    const both = new Map([...expired, ["dev", "the file is gone"]]);
+    const grown = clusterDriftNotices(again.seen, both, true, 3);
+    expect(grown.notices.map((notice) => [notice.tone, notice.title, notice.body, notice.kind, notice.name])).toEqual([
+      ["bad", "A kubeconfig stopped working", "dev (cluster): the file is gone", "cluster", "dev"],
+    ]);
+    const desktop = desktopNotification([...grown.notices, ...grown.notices]);
+    expect(desktop?.title).toBe("2 updates");
+  });
+
+  it("tells again of a cluster that drifts after it worked again", () => {
+    const seen = clusterDriftNotices(undefined, expired, true).seen;
+    const mended = clusterDriftNotices(seen, new Map(), true).seen;
+    expect(clusterDriftNotices(mended, expired, true).notices).toHaveLength(1);
+  });
+
+  it("tells nothing and forgets nothing while the gateway is not live", () => {
+    const seen = clusterDriftNotices(undefined, expired, true).seen;
+    const offline = clusterDriftNotices(seen, new Map(), false);
+    expect(offline).toEqual({ notices: [], seen });
+    expect(clusterDriftNotices(offline.seen, expired, true).notices).toEqual([]);
   });
 });

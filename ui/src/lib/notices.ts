@@ -1,5 +1,5 @@
 // Notices: what the owner is told without looking, when a contract of a deployment fails, is
-// released or drifts. They are worked out from the list's rows as they change (contracts
+// released or drifts, or when a kubeconfig saved here stops working (cluster drift). They are worked out from the list's rows as they change (contracts
 // counted by phase, and drifted): a count of `failed`, `released` or drifted that grows on a
 // deployment already known is a notice (one per deployment, however long the drift lasts); the first sight of a deployment (the list loading, another device's deployment
 // arriving) is not. When the owner is not looking at the window (it is hidden, minimised or
@@ -70,6 +70,38 @@ export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()
   });
 }
 
+/** The clusters whose kubeconfig was last seen drifted; `undefined` before the first look (a
+ * drift already there at start is not news). */
+export type DriftSeen = ReadonlySet<string> | undefined;
+
+/** The notices a drift check brings (one per cluster whose kubeconfig stopped working since
+ * `seen`), and what to keep as seen. While the gateway is not `live`, nothing is told and
+ * `seen` stays: a cluster missing from a cached list has not recovered. */
+export function clusterDriftNotices(
+  seen: DriftSeen,
+  drift: ReadonlyMap<string, string>,
+  live: boolean,
+  at = Date.now(),
+): { notices: Notice[]; seen: DriftSeen } {
+  if (!live) return { notices: [], seen };
+  const now = new Set(drift.keys());
+  if (seen === undefined) return { notices: [], seen: now };
+  const notices = [...drift]
+    .filter(([cluster]) => !seen.has(cluster))
+    .map(([cluster, why]) => ({
+      id: `cluster/${cluster}/drift/${at}`,
+      tone: "bad" as const,
+      title: "A kubeconfig stopped working",
+      body: `${cluster} (cluster): ${why}`,
+      kind: CLUSTER,
+      name: cluster,
+    }));
+  return { notices, seen: now };
+}
+
+/** The `kind` of a notice about a cluster (the others name a deployment's kind). */
+export const CLUSTER = "cluster";
+
 /** What the desktop shows for notices told while the owner was away from the window. */
 export interface DesktopNotification {
   title: string;
@@ -88,7 +120,7 @@ export function desktopNotification(told: readonly Notice[]): DesktopNotificatio
   if (!first) return undefined;
   if (told.length === 1) return { title: first.title, body: first.body };
   return {
-    title: `${told.length} contract updates`,
+    title: told.some((notice) => notice.kind === CLUSTER) ? `${told.length} updates` : `${told.length} contract updates`,
     body: told.map((notice) => `${notice.title}: ${notice.body}`).join("\n"),
   };
 }

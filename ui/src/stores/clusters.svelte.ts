@@ -1,0 +1,102 @@
+// The window's one view of the owner's clusters: loaded when the controller starts, then kept
+// live by the gateway feed's change events, with the kubeconfigs saved here read again at each
+// change, when the section opens and every minute, and checked against the clusters listed
+// (drift). The Clusters section and the notices
+// read it; nothing else asks for the clusters. The rules (what drift is, what is told) are the
+// pure functions of lib/.
+
+import {
+  clusters,
+  errorText,
+  forgetKubeconfig,
+  IpcError,
+  kubeconfigs,
+  onClustersChanged,
+  onControllerRunning,
+  type ClustersView,
+  type KubeconfigView,
+} from "../ipc";
+import { kubeconfigDrift } from "../lib/clusters";
+
+/** How often the kubeconfigs saved here are checked again while nothing else changes. */
+const KEPT_CHECK_MS = 60_000;
+
+/** Where the view stands. */
+export type BoardStatus = "loading" | "ready" | "signed-out" | "no-gateway" | "failed";
+
+class ClusterBoard {
+  view: ClustersView | undefined = $state.raw();
+  status: BoardStatus = $state("loading");
+  failure = $state("");
+  /** The kubeconfigs saved here. */
+  kept: readonly KubeconfigView[] = $state.raw([]);
+  /** Whether they were read at least once since the start. */
+  keptRead = $state(false);
+  /** The kept kubeconfigs checked against the clusters the gateway lists live (none while it
+   * is not live: a cluster missing from a cached list is not gone). */
+  readonly drift = $derived(
+    kubeconfigDrift(this.kept, this.view?.connection === "live" ? this.view.clusters.map((row) => row.name) : []),
+  );
+  #started = false;
+
+  /** Loads and follows the shell's events; the first call starts, later ones do nothing. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    void this.#load();
+    void onClustersChanged((next) => {
+      this.view = next;
+      this.status = "ready";
+      void this.readKept();
+    });
+    void onControllerRunning((started) => {
+      if (started) void this.#load();
+      else this.status = "signed-out";
+    });
+    // A kubeconfig also stops working on its own (it expires, its file is removed): looked at
+    // again every minute, as the deployments' receipts are.
+    setInterval(() => {
+      if (this.status === "ready") void this.readKept();
+    }, KEPT_CHECK_MS);
+  }
+
+  /** Reads the kubeconfigs saved here again (after one was saved or removed). */
+  async readKept(): Promise<void> {
+    try {
+      this.kept = await kubeconfigs();
+    } catch {
+      this.kept = [];
+    }
+    this.keptRead = true;
+  }
+
+  /** Removes the kubeconfig at `path` (one saved here) and reads them again; why not, if not. */
+  async forget(path: string): Promise<string | undefined> {
+    let failed: string | undefined;
+    try {
+      await forgetKubeconfig(path);
+    } catch (error) {
+      failed = errorText(error);
+    }
+    await this.readKept();
+    return failed;
+  }
+
+  async #load(): Promise<void> {
+    try {
+      this.view = await clusters();
+      this.status = "ready";
+      void this.readKept();
+    } catch (error) {
+      const code = error instanceof IpcError ? error.code : "";
+      if (code === "signed-out" || code === "no-gateway") this.status = code;
+      else {
+        this.status = "failed";
+        this.failure = error instanceof Error ? error.message : String(error);
+      }
+    }
+  }
+}
+
+/** The clusters, shared by the whole window. */
+export const clusterBoard = new ClusterBoard();

@@ -4,8 +4,9 @@
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
-//! its cluster's row and is removed in one click. At a start with the gateway down the clusters
-//! last seen live are shown with when they were seen, and the window catches up once it answers.
+//! its cluster's row and is removed in one click (and is told). At a start with the PDS and the
+//! gateway down, the deployments and the clusters last seen live are shown (the clusters with
+//! when they were seen), and the window catches up once both answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -15,8 +16,17 @@ use swdesk_atproto::oauth::Secret;
 use swdesk_devnet::SandboxPds;
 use swdesk_gateway::kubeconfig::Summary;
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
+use swdesk_testkit::kept::sandbox_kept_in;
 use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env, with_sandbox_field};
 use url::Url;
+
+/// The deployment `web` in the list, and in sync with its record.
+const WEB: &str = "[data-testid='deployment-row'][data-name='web']";
+const WEB_IN_SYNC: &str = "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']";
+const WEB_OFFLINE: &str = "[data-testid='deployment-row'][data-name='web'][data-sync='offline']";
+/// How long the window may take to catch up once the PDS or the gateway answers again (their
+/// clients back off up to half a minute).
+const CATCH_UP: Duration = Duration::from_secs(60);
 
 /// Slow enough to see each phase in the window, quick enough for a test.
 const TIMINGS: Timings = Timings {
@@ -243,12 +253,14 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     Ok(())
 }
 
-/// The clusters last seen live are shown at a start with the gateway down, marked with when
-/// they were seen; once the gateway answers again, the window catches up without a reload.
+/// What was seen before is shown at a start with the PDS and the gateway both down (the owner's
+/// laptop offline): the deployments from the store, the clusters last seen live marked with when
+/// they were seen; once both answer again, the window catches up without a reload.
 #[tokio::test]
-async fn clusters_seen_earlier_are_shown_at_an_offline_start_then_the_window_catches_up()
+async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_then_caught_up()
 -> anyhow::Result<()> {
-    let pds = SandboxPds::from_env_or_start().await?;
+    let data = tempfile::tempdir()?;
+    let (storage, pds) = sandbox_kept_in(data.path()).await;
     let owner = pds.create_account("e2ecache").await?;
     let gateway = gateway(&pds).await?;
     let port = gateway.url.port().unwrap_or_default();
@@ -257,8 +269,13 @@ async fn clusters_seen_earlier_are_shown_at_an_offline_start_then_the_window_cat
         "gatewayDid",
         serde_json::Value::from(gateway.did.clone()),
     )?;
-    let window = AppWindow::open_with_env("clusters-offline", &borrowed(&env)).await?;
+    let window = AppWindow::open_with_env("offline-start", &borrowed(&env)).await?;
     window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "web").await?;
+    window.click("[data-action='save-declaration']").await?;
+    window.wait_for(WEB_IN_SYNC, CATCH_UP).await?;
     window.press_command_key("2").await?;
     window.wait_for_text("main", "No clusters yet").await?;
     window
@@ -269,7 +286,11 @@ async fn clusters_seen_earlier_are_shown_at_an_offline_start_then_the_window_cat
     window.wait_for(kept, STEP_TIMEOUT).await?;
 
     gateway.stop().await;
+    pds.stop().await?;
     let mut window = window.restart().await?;
+    window.wait_for(WEB, STEP_TIMEOUT).await?;
+    window.wait_for(WEB_OFFLINE, CATCH_UP).await?;
+    window.screenshot("offline-start-deployments").await?;
     window.press_command_key("2").await?;
     window.wait_for(kept, STEP_TIMEOUT).await?;
     window
@@ -277,14 +298,17 @@ async fn clusters_seen_earlier_are_shown_at_an_offline_start_then_the_window_cat
         .await?;
     window.screenshot("offline-start").await?;
 
-    // The gateway answers again (a fresh one on the same address: it holds no cluster).
+    // Both answer again: the PDS with its data, a fresh gateway on the same address (it holds
+    // no cluster).
+    let pds = SandboxPds::start_with(&storage, &[]).await?;
     let gateway = gateway_on(&pds, port).await?;
-    let caught_up = Duration::from_secs(60);
     window
-        .wait_for_gone("[data-testid='clusters-as-of']", caught_up)
+        .wait_for_gone("[data-testid='clusters-as-of']", CATCH_UP)
         .await?;
     window.wait_for_gone(kept, STEP_TIMEOUT).await?;
     window.wait_for_text("main", "No clusters yet").await?;
+    window.press_command_key("1").await?;
+    window.wait_for(WEB_IN_SYNC, CATCH_UP).await?;
     window.screenshot("caught-up").await?;
     window.close().await?;
     gateway.stop().await;

@@ -9,7 +9,7 @@
 //! - the index lists exactly the live deployments, each once.
 //!
 //! It prints the operations done, the faults injected, the checks and the invariant violations
-//! (which must be 0), and the process's memory at start and end.
+//! (which must be 0), and the process's memory at start, after each minute's check and at end.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -87,6 +87,9 @@ async fn soak() {
     let mut made: BTreeSet<String> = BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(minutes * 60);
     let mut next_check = Instant::now() + Duration::from_secs(60);
+    // Sampled after each check (the controller settled): a leak climbs minute after minute; a
+    // cache filling up levels off.
+    let mut memory_by_minute: Vec<u64> = Vec::new();
     loop {
         act(&controller, &mut dice, &mut tally, &mut live, &mut made);
         if dice.roll(6) == 0 {
@@ -98,6 +101,7 @@ async fn soak() {
             proxy.clear();
             let repo = (pds_url.as_str(), account.did.as_str());
             check(&controller, repo, &live, &made, &mut tally).await;
+            memory_by_minute.push(resident_kib());
             next_check = Instant::now() + Duration::from_secs(60);
         }
         if finished {
@@ -106,10 +110,12 @@ async fn soak() {
     }
     let memory_at_end = resident_kib();
     let injected = proxy.injected();
+    let after_first_minute = memory_by_minute.first().copied().unwrap_or(memory_at_start);
     println!(
         "soak: {minutes} min (seed {seed}): {} declared, {} edited, {} released, {} ended; \
          {} faults scheduled, {injected} injected; {} checks, {} invariant violations; \
-         memory {} MiB at start, {} MiB at end ({:+.1}%)",
+         memory {} MiB at start, {} MiB after the first minute, {} MiB at end ({:+.1}% since \
+         the start, {:+.1}% since the first minute)",
         tally.declared,
         tally.edited,
         tally.released,
@@ -118,8 +124,18 @@ async fn soak() {
         tally.checks,
         tally.violations.len(),
         memory_at_start / 1024,
+        after_first_minute / 1024,
         memory_at_end / 1024,
-        (memory_at_end as f64 / memory_at_start.max(1) as f64 - 1.0) * 100.0,
+        growth(memory_at_start, memory_at_end),
+        growth(after_first_minute, memory_at_end),
+    );
+    let series: Vec<String> = memory_by_minute
+        .iter()
+        .map(|kib| format!("{:.1}", *kib as f64 / 1024.0))
+        .collect();
+    println!(
+        "soak: memory after each minute's check (MiB): {}",
+        series.join(", ")
     );
     for violation in &tally.violations {
         println!("violation: {violation}");
@@ -307,6 +323,11 @@ async fn state_of(controller: &AccountController, name: &str) -> String {
         .sync_view::<InfraSpec>(&Name::parse(name).unwrap())
         .await;
     format!("{:?}; {view:?}", sync_state(controller, name))
+}
+
+/// How much `to` grew over `from`, in percent.
+fn growth(from: u64, to: u64) -> f64 {
+    (to as f64 / from.max(1) as f64 - 1.0) * 100.0
 }
 
 /// The process's resident memory, in KiB.

@@ -2,7 +2,8 @@
 //! installs what the tests need, then runs the ignored test `soak::soak` of the api crate (the
 //! real PDS behind the fault proxy, the account's controller, the owner declaring, editing,
 //! releasing and ending deployments for N minutes) in a keyring session of its own, and shows
-//! its report line: operations, faults, checks, invariant violations, memory at start and end.
+//! its report lines: operations, faults, checks, invariant violations, memory at start, after
+//! each minute and at end.
 //! It fails when any invariant was violated.
 
 use crate::cmd;

@@ -40,7 +40,7 @@ fn rkeys(list: &Value) -> Vec<String> {
     keys
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn two_devices_creating_and_ending_at_once_leave_an_index_with_every_live_entry_once() {
     let laptop = World::new();
     let desktop = World::with_repo(Arc::clone(&laptop.repo));
@@ -97,7 +97,7 @@ async fn two_devices_creating_and_ending_at_once_leave_an_index_with_every_live_
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn another_devices_deployment_is_followed_edited_through_its_record_and_run_only_by_its_writer()
  {
     let laptop = World::new();

@@ -13,15 +13,12 @@ use crate::support::{OWNER, World};
 
 const INFRA: &str = "computer.socialweb.infra";
 
-/// Waits (real time, up to 20 s) until `check` holds.
+/// Waits (on the test's paused clock, up to 20 s of it) until `check` holds.
 async fn eventually(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{what} did not happen within 20 s");
+    swdesk_testkit::eventually(what, Duration::from_secs(20), async || {
+        check().then_some(())
+    })
+    .await;
 }
 
 /// The engine over the world's store and repo, with no market.
@@ -48,7 +45,7 @@ fn declare(world: &World, name: &str, description: &str) {
     world.store.create::<InfraSpec>(&object).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it() {
     let world = World::new();
     let engine = start(&world, EngineConfig::default());
@@ -82,7 +79,7 @@ async fn a_deployment_created_in_the_store_is_published_and_a_deletion_ends_it()
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn an_edit_made_elsewhere_is_pulled_by_the_poll_long_before_the_resync() {
     let world = World::new();
     let config = EngineConfig {
@@ -112,7 +109,7 @@ async fn an_edit_made_elsewhere_is_pulled_by_the_poll_long_before_the_resync() {
     engine.shutdown(Duration::from_secs(5)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_never_written_over() {
     let world = World::new();
     let newer = serde_json::json!({
@@ -162,7 +159,7 @@ async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_nev
 
 /// An index already listing the most live deployments it may: a new deployment is published
 /// all the same, and the index's health tells the owner why it is not listed and what to do.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
     let world = World::new();
     let live: Vec<serde_json::Value> = (0..swdesk_core::index::MAX_LIVE)

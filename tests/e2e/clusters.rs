@@ -312,5 +312,7 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     window.screenshot("caught-up").await?;
     window.close().await?;
     gateway.stop().await;
+    // Waited for, so no process of this test outlives it.
+    pds.stop().await?;
     Ok(())
 }

@@ -49,5 +49,8 @@ async fn the_window_says_a_deployment_waits_to_sync_while_the_pds_fails_then_cat
         .await?;
     assert_eq!(proxy.injected(), 3, "every scheduled fault was met");
     window.screenshot("caught-up").await?;
-    window.close().await
+    window.close().await?;
+    // Waited for, so no process of this test outlives it.
+    pds.stop().await?;
+    Ok(())
 }

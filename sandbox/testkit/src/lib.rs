@@ -3,9 +3,9 @@
 //! `SWDESK_SANDBOX_PDS`, or started here) with the identity configuration that reaches it
 //! ([`Sandbox`]); an owner signed in through Chromium as a person would ([`Sandbox::owner`],
 //! [`browser`]); a sandbox bidder's configuration with an account of its own
-//! ([`Sandbox::bidder_config`]); unauthenticated reads of any repo ([`public`]); a store on a throwaway file
-//! ([`store_file`]); waiting with a deadline on tokio's clock ([`wait`]); and sandboxes kept in
-//! a directory, alone or behind a fault proxy ([`kept`]).
+//! ([`bidder_config`]); unauthenticated reads of any repo ([`public`]); a store on a throwaway
+//! file ([`store_file`]); waiting with a deadline on tokio's clock ([`wait`]); and sandboxes
+//! kept in a directory, alone or behind a fault proxy ([`kept`]).
 //!
 //! Test support only: product crates take it as a dev-dependency, never more (the layout check
 //! holds them to it).

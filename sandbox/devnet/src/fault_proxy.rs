@@ -75,6 +75,8 @@ struct Shared {
     holds: Mutex<Vec<HoldRule>>,
     held: tokio::sync::watch::Sender<usize>,
     seen: Mutex<Vec<Seen>>,
+    /// Faults injected since the start, whatever was forgotten of `seen`.
+    injected: std::sync::atomic::AtomicUsize,
 }
 
 /// The running proxy; it stops when dropped.
@@ -102,6 +104,7 @@ impl FaultProxy {
             holds: Mutex::new(Vec::new()),
             held: tokio::sync::watch::Sender::new(0),
             seen: Mutex::new(Vec::new()),
+            injected: std::sync::atomic::AtomicUsize::new(0),
         });
         let app = axum::Router::new()
             .fallback(forward)
@@ -156,10 +159,15 @@ impl FaultProxy {
 
     /// How many faults were injected so far.
     pub fn injected(&self) -> usize {
-        lock(&self.shared.seen)
-            .iter()
-            .filter(|seen| seen.injected.is_some())
-            .count()
+        self.shared
+            .injected
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Forgets the requests seen so far (their count of injected faults stays): a long run
+    /// that never reads them back (the soak) keeps its own memory flat.
+    pub fn forget_seen(&self) {
+        lock(&self.shared.seen).clear();
     }
 }
 
@@ -180,6 +188,11 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         .and_then(|json| json["rkey"].as_str().map(str::to_owned));
     let hold = take_hold(&shared, &path, &body);
     let fault = hold.is_none().then(|| take_fault(&shared, &path)).flatten();
+    if fault.is_some() {
+        shared
+            .injected
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     lock(&shared.seen).push(Seen {
         path,
         at: Instant::now(),

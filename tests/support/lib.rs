@@ -364,7 +364,10 @@ impl AppWindow {
                 Err(error) => error.to_string(),
             };
             if Instant::now() > deadline {
-                bail!("`{css}` never became clickable within {STEP_TIMEOUT:?}: {why_not}");
+                bail!(
+                    "`{css}` never became clickable within {STEP_TIMEOUT:?}: {why_not}\n{}",
+                    self.what_was_shown().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -389,7 +392,10 @@ impl AppWindow {
                 return Ok(seen);
             }
             if Instant::now() > deadline {
-                bail!("`{css}` never showed {expected:?}; it showed {seen:?}");
+                bail!(
+                    "`{css}` never showed {expected:?}; it showed {seen:?}\n{}",
+                    self.what_was_shown().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -419,7 +425,10 @@ impl AppWindow {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                bail!("`{css}` never read {expected:?} within {timeout:?}; it read {seen:?}");
+                bail!(
+                    "`{css}` never read {expected:?} within {timeout:?}; it read {seen:?}\n{}",
+                    self.what_was_shown().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
@@ -562,12 +571,54 @@ impl AppWindow {
 
     /// Waits until an element matches the CSS selector, for up to `timeout`.
     pub async fn wait_for(&self, css: &str, timeout: Duration) -> anyhow::Result<Element> {
-        self.client
+        match self
+            .client
             .wait()
             .at_most(timeout)
             .for_element(Locator::Css(css))
             .await
-            .with_context(|| format!("no element matches `{css}` within {timeout:?}"))
+        {
+            Ok(element) => Ok(element),
+            Err(error) => Err(anyhow::Error::new(error).context(format!(
+                "no element matches `{css}` within {timeout:?}\n{}",
+                self.what_was_shown().await
+            ))),
+        }
+    }
+
+    /// What the window showed when a wait failed, for its error: the page's text on one line
+    /// (bounded) and a screenshot beside the test's others, so a failure in CI can be read
+    /// without running it again.
+    async fn what_was_shown(&self) -> String {
+        let text = match self
+            .client
+            .execute("return document.body.innerText", vec![])
+            .await
+        {
+            Ok(serde_json::Value::String(text)) => text,
+            Ok(other) => other.to_string(),
+            Err(error) => format!("(unreadable: {error})"),
+        };
+        let text: String = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(SHOWN_CHARS)
+            .collect();
+        let shot = self
+            .screenshots
+            .join(format!("{}-failed.png", self.test_name));
+        let saved = match self.client.screenshot().await {
+            Ok(png) => std::fs::create_dir_all(&self.screenshots)
+                .and_then(|()| std::fs::write(&shot, png))
+                .map_or_else(
+                    |error| format!("not saved: {error}"),
+                    |()| shot.display().to_string(),
+                ),
+            Err(error) => format!("not taken: {error}"),
+        };
+        format!("the window showed: {text}\n(screenshot: {saved})")
     }
 
     /// Ends the WebDriver session (the app closes) and stops tauri-driver.
@@ -632,6 +683,9 @@ async fn wait_until_no_app_runs_in(home: &Path) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Characters of the page's text a failed wait quotes.
+const SHOWN_CHARS: usize = 1500;
 
 /// How long an app may take to quit after its WebDriver session ended.
 const QUIT_BY_CLOSE: Duration = Duration::from_secs(10);

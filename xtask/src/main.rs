@@ -10,6 +10,7 @@ mod cmd;
 mod display;
 mod fuzz;
 mod imports;
+mod junit;
 mod layout;
 mod list_bench;
 mod paths;

@@ -13,6 +13,7 @@ use crate::bundle;
 use crate::cmd;
 use crate::fuzz;
 use crate::imports;
+use crate::junit;
 use crate::layout;
 use crate::paths::Paths;
 use crate::pins;
@@ -25,6 +26,8 @@ struct Tally {
     passed: u64,
     failed: u64,
     failures: Vec<String>,
+    /// Why each failed test failed, printed after everything else.
+    reasons: Vec<junit::Failure>,
 }
 
 impl Tally {
@@ -48,6 +51,7 @@ impl Tally {
             Ok(counts) => {
                 self.passed += counts.passed;
                 self.failed += counts.failed;
+                self.reasons.extend(counts.reasons);
                 if counts.failed > 0 {
                     self.failures
                         .push(format!("{name} ({} failed)", counts.failed));
@@ -60,10 +64,11 @@ impl Tally {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Counts {
     passed: u64,
     failed: u64,
+    reasons: Vec<junit::Failure>,
 }
 
 #[allow(clippy::print_stdout)] // the summary line is the task's output
@@ -138,6 +143,9 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
         );
     }
 
+    for failure in &tally.reasons {
+        eprintln!("\nFAILED {}:\n{}", failure.test, failure.why);
+    }
     println!("{} passed, {} failed", tally.passed, tally.failed);
     anyhow::ensure!(tally.failed == 0, "failed: {}", tally.failures.join(", "));
     Ok(())
@@ -179,7 +187,10 @@ fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
             "swdesk-tests",
             "--test",
             "e2e",
-        ]),
+        ])
+        // An app's log already fills a failed window test's output; an anyhow backtrace of
+        // fifty frames after the error would push the error itself out of a CI log's tail.
+        .env("RUST_LIB_BACKTRACE", "0"),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
 }
@@ -238,13 +249,19 @@ fn read_vitest(path: &Path) -> anyhow::Result<Counts> {
         passed: count("numPassedTests")?,
         // A file that fails to load fails a suite without failing a test: count it too.
         failed: count("numFailedTests")?.max(count("numFailedTestSuites")?),
+        reasons: Vec::new(),
     })
 }
 
-/// Reads the totals of a JUnit report's `<testsuites>` element.
+/// Reads the totals of a JUnit report's `<testsuites>` element and why each failure failed.
 fn read_junit(path: &Path) -> anyhow::Result<Counts> {
     let text = std::fs::read_to_string(path)?;
-    junit_counts(&text).with_context(|| format!("{} has no <testsuites> totals", path.display()))
+    let counts = junit_counts(&text)
+        .with_context(|| format!("{} has no <testsuites> totals", path.display()))?;
+    Ok(Counts {
+        reasons: junit::failures(&text),
+        ..counts
+    })
 }
 
 fn junit_counts(text: &str) -> Option<Counts> {
@@ -259,6 +276,7 @@ fn junit_counts(text: &str) -> Option<Counts> {
     Some(Counts {
         passed: tests.saturating_sub(failed),
         failed,
+        reasons: Vec::new(),
     })
 }
 
@@ -273,7 +291,8 @@ mod tests {
             junit_counts(report),
             Some(Counts {
                 passed: 9,
-                failed: 3
+                failed: 3,
+                reasons: Vec::new(),
             })
         );
     }

@@ -214,6 +214,55 @@ async fn an_edit_made_while_our_own_write_was_in_flight_is_pushed_not_a_conflict
     assert_eq!(record(&world, "web").unwrap()["description"], "v3");
 }
 
+/// The first write of a new deployment has landed in the repo, and the view lists it, but the
+/// child has not recorded the write's cid yet when the owner edits (requests a contract a
+/// moment after declaring): the record is this device's own write, so the edit is pushed, never
+/// taken for a conflict that would hold the deployment back until the owner chose a side.
+#[tokio::test(start_paused = true)]
+async fn an_edit_made_before_the_first_writes_answer_was_recorded_is_pushed_not_a_conflict() {
+    let world = World::new();
+    let core = Core::new(&world);
+    infra(&world, "web", "v1", vec![]);
+    let name = Name::parse("web").unwrap();
+    // The first run takes the finalizer, the next one makes the child.
+    for _ in 0..2 {
+        core.run(&core.infra, Kind::Infra, &name).await;
+    }
+    let mut child = world.store.list::<AtprotoRecordSpec>().unwrap().remove(0);
+    for _ in 0..2 {
+        core.run(&core.records, Kind::AtprotoRecord, &child.metadata.name)
+            .await;
+    }
+    assert_eq!(record(&world, "web").unwrap()["description"], "v1");
+    // The write's answer not recorded yet: the child as it was while the answer was on its way.
+    child = world
+        .store
+        .get::<AtprotoRecordSpec>(&child.metadata.name)
+        .unwrap()
+        .unwrap();
+    child.status.cid = None;
+    child.status.uri = None;
+    world
+        .store
+        .update_status::<AtprotoRecordSpec>(&child)
+        .unwrap();
+    let mut object = get(&world, "web").unwrap();
+    object.spec.description = Some("v2".to_owned());
+    world.store.replace::<InfraSpec>(&object).unwrap();
+    core.view.invalidate(INFRA).await;
+
+    core.run(&core.infra, Kind::Infra, &name).await;
+    let state = sync(&get(&world, "web").unwrap());
+    assert!(
+        !matches!(state, SyncState::Conflict),
+        "our own first write is no edit made elsewhere"
+    );
+    core.settle(&world).await;
+    let object = get(&world, "web").unwrap();
+    assert!(sync(&object).is_synced(), "{:?}", sync(&object));
+    assert_eq!(record(&world, "web").unwrap()["description"], "v2");
+}
+
 #[tokio::test(start_paused = true)]
 async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_index() {
     let world = World::new();

@@ -107,6 +107,11 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return Ok(Action::AwaitChange);
         };
         let ours = self.repo_holds_our_write(object, &observed).await?;
+        if let Some(facts) = observed.facts.as_ref().filter(|_| ours) {
+            // Our own write is an agreed declaration: kept, so a view that has not seen our
+            // next write yet reads as "only this side changed", never as a conflict.
+            D::status_mut(&mut status).last_declaration_hash = Some(facts.hash);
+        }
         let action = self.decide(object, &observed, ours)?;
         self.act(object, status, &observed, action).await
     }
@@ -222,8 +227,10 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
     }
 
-    /// Whether the record in the repo is this device's own last write (its child wrote it at
-    /// that cid), whatever the status agreed last: then it is no edit made elsewhere.
+    /// Whether the record in the repo is this device's own last write, whatever the status
+    /// agreed last: then it is no edit made elsewhere. The child wrote it at that cid, or the
+    /// repo holds exactly the value the child writes (its write landed, its answer is not
+    /// recorded yet: an owner's edit in that moment is pushed, not taken for a conflict).
     async fn repo_holds_our_write(
         &self,
         object: &ObjectOf<D>,
@@ -232,8 +239,11 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let Some(remote) = observed.remote.as_ref() else {
             return Ok(false);
         };
-        let child = self.child(object).await?;
-        Ok(child.and_then(|child| child.status.cid).as_deref() == Some(remote.cid.as_str()))
+        let Some(child) = self.child(object).await? else {
+            return Ok(false);
+        };
+        Ok(child.status.cid.as_deref() == Some(remote.cid.as_str())
+            || child.spec.value == remote.value)
     }
 
     /// The sync action for what was observed; a record that is our own last write counts as

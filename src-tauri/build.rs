@@ -10,7 +10,7 @@ const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "deployments",
-    "index_problem",
+    "index_health",
     "deployment",
     "deployment_record",
     "declare_deployment",

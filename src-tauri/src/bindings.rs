@@ -21,7 +21,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             session::cancel_sign_in,
             session::sign_out,
             deployments::deployments,
-            deployments::index_problem,
+            deployments::index_health,
             deployments::deployment,
             deployments::deployment_record,
             deployments::declare_deployment,

@@ -12,7 +12,7 @@ use swdesk_api::deployments::{
     ContractIntent, DeploymentChange, DeploymentDetail, DeploymentRow, IntentError,
 };
 use swdesk_api::records::RecordView;
-use swdesk_api::{DeploymentKind, Desk, DeskError, Name, Resolution};
+use swdesk_api::{DeploymentKind, Desk, DeskError, IndexHealth, Name, Resolution};
 use tauri::AppHandle;
 use tauri_specta::Event;
 
@@ -38,10 +38,10 @@ pub struct ControllerActivity(pub ActivityEvent);
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct ControllerRunning(pub bool);
 
-/// Why the index at `self` is not written now (another client's index this version cannot
-/// read), or `null` once it is written again.
+/// How the index at `self` stands now: its count, the deployments waiting for room, why it is
+/// not written (another client's index this version cannot read).
 #[derive(Debug, Clone, Serialize, Type, Event)]
-pub struct IndexHealthChanged(pub Option<String>);
+pub struct IndexHealthChanged(pub IndexHealth);
 
 /// The authorization server ended the session: the window reads the session again (it is
 /// signed out, with why) and asks the owner to sign in.
@@ -107,13 +107,12 @@ pub async fn deployments(
     Ok(desk.deployments().await?)
 }
 
-/// Why the index at `self` is not written now, if it is not (shown above the list).
+/// How the index at `self` stands: the count in the list's header, the rows waiting for room,
+/// the notice above the list.
 #[tauri::command]
 #[specta::specta]
-pub async fn index_problem(
-    desk: tauri::State<'_, Arc<Desk>>,
-) -> Result<Option<String>, CommandError> {
-    Ok(desk.index_problem().await)
+pub async fn index_health(desk: tauri::State<'_, Arc<Desk>>) -> Result<IndexHealth, CommandError> {
+    Ok(desk.index_health().await)
 }
 
 /// One deployment with its contracts, record and controller state.
@@ -292,7 +291,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::Clusters(view)) => crate::clusters::ClustersChanged(view).emit(&app),
                 Ok(LiveEvent::DeploymentsStale) => DeploymentsStale.emit(&app),
                 Ok(LiveEvent::IdentityNamed) => IdentityNamed.emit(&app),
-                Ok(LiveEvent::IndexHealth(problem)) => IndexHealthChanged(problem).emit(&app),
+                Ok(LiveEvent::IndexHealth(health)) => IndexHealthChanged(health).emit(&app),
                 Ok(LiveEvent::SessionEnded) => SessionEnded.emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(

@@ -6,6 +6,7 @@ mod clusters;
 mod deployments;
 mod drift;
 mod faults;
+mod index;
 mod market;
 mod package;
 mod public_market;

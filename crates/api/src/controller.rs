@@ -21,6 +21,7 @@ use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
 use swdesk_core::deployment::Deployment;
+use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::DeploymentKind;
 use swdesk_core::market::Market;
 use swdesk_core::market::Unconnected;
@@ -115,9 +116,9 @@ pub enum LiveEvent {
     /// A DID shown as itself (its resolution took longer than the read could wait) now has
     /// its handle: whoever shows bidders and winners may read again.
     IdentityNamed,
-    /// Why the index at `self` is not written now (another client's index this version
-    /// cannot read), or `None` once it is written again.
-    IndexHealth(Option<String>),
+    /// How the index at `self` stands now: its count, the deployments waiting for room, why
+    /// it is not written (another client's index this version cannot read).
+    IndexHealth(IndexHealth),
     /// The authorization server ended the session (the grant is gone): whoever shows the
     /// session reads it again, and the owner is asked to sign in.
     SessionEnded,
@@ -276,9 +277,12 @@ impl AccountController {
         let mut health = self.engine.index_health();
         let to_window = sender.clone();
         let index = tokio::spawn(async move {
+            // What it is now first: the count read at start may predate this subscription.
+            let now = health.borrow_and_update().clone();
+            let _no_window = to_window.send(LiveEvent::IndexHealth(now));
             while health.changed().await.is_ok() {
-                let problem = health.borrow_and_update().clone();
-                let _no_window = to_window.send(LiveEvent::IndexHealth(problem));
+                let now = health.borrow_and_update().clone();
+                let _no_window = to_window.send(LiveEvent::IndexHealth(now));
             }
         });
         self.forwarders
@@ -287,9 +291,9 @@ impl AccountController {
             .extend([steps, changes, index]);
     }
 
-    /// Why the index at `self` is not written now, if it is not (another client's index this
-    /// version cannot read; the deployments keep syncing meanwhile).
-    pub fn index_problem(&self) -> Option<String> {
+    /// How the index at `self` stands: its count, what waits for room, and why it is not
+    /// written when another client's index is there (the deployments keep syncing meanwhile).
+    pub fn index_health(&self) -> IndexHealth {
         self.engine.index_health().borrow().clone()
     }
 

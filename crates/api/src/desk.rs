@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_controller::SystemClock;
+use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_core::sync::Resolution;
@@ -744,13 +745,15 @@ impl Desk {
         }
     }
 
-    /// Why the index at `self` is not written now, if it is not (shown above the list).
-    pub async fn index_problem(&self) -> Option<String> {
+    /// How the index at `self` stands (the count in the list's header, the rows waiting for
+    /// room, the notice above the list); the default, nothing known, while no one is signed in.
+    pub async fn index_health(&self) -> IndexHealth {
         self.controller
             .lock()
             .await
             .as_ref()
-            .and_then(AccountController::index_problem)
+            .map(AccountController::index_health)
+            .unwrap_or_default()
     }
 
     /// Why the controller is not running although someone is signed in, if it is not.

@@ -40,6 +40,7 @@ pub use desk::{Desk, DeskError};
 pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};
+pub use swdesk_core::index_health::IndexHealth;
 pub use swdesk_core::infra::DeploymentKind;
 pub use swdesk_core::name::Name;
 pub use swdesk_core::sync::Resolution;

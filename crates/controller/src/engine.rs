@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use swdesk_core::collection::{EphemeralInfraCollectionSpec, InfraCollectionSpec};
 use swdesk_core::compute::ComputeContractSpec;
+use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::market::Market;
 use swdesk_core::name::Name;
@@ -68,7 +69,7 @@ pub struct Engine {
     controllers: Vec<Controller>,
     tasks: Vec<JoinHandle<()>>,
     conflicts: Arc<dyn ConflictResolver>,
-    index_health: tokio::sync::watch::Receiver<Option<String>>,
+    index_health: tokio::sync::watch::Receiver<IndexHealth>,
 }
 
 /// The owner's answers to conflicts, over the engine's store and view of the repo.
@@ -207,9 +208,9 @@ impl Engine {
         }
     }
 
-    /// Why the index at `self` is not written now (another client's index this version
-    /// cannot read), as it changes; `None` while it is written.
-    pub fn index_health(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+    /// How the index at `self` stands (its count, what waits for room, why it is not written
+    /// when another client's index is there), as it changes.
+    pub fn index_health(&self) -> tokio::sync::watch::Receiver<IndexHealth> {
         self.index_health.clone()
     }
 

@@ -13,21 +13,23 @@
 //! that this version cannot read as an index (`swdesk_core::index::readable`: another
 //! client's, newer or broken): the batch is refused, [`IndexWriter::health`] says why, and the
 //! next batch looks again. A full index (`MAX_LIVE` live entries) is written without the new
-//! entries, and the health says how many deployments wait for room. Fields this version does
+//! entries, and the health names the deployments that wait for room. Fields this version does
 //! not know are kept through every write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_core::index::{
-    self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry, MAX_LIVE,
+    self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry,
 };
+use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{DeploymentKind, EndReason};
 use swdesk_core::repo::{RecordRepo, RepoError, Swap};
 use swdesk_core::rkey::{RESERVED, Rkey};
 use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::{Infra, Record as _};
 use tokio::sync::{Notify, oneshot, watch};
 
@@ -41,6 +43,9 @@ const BATCH_WINDOW: Duration = Duration::from_millis(200);
 const SWAP_ATTEMPTS: usize = 5;
 /// The wait before a batch that failed (network) is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// How often operations refused by a full index are tried again (the index read afresh), while
+/// there are any: room made elsewhere (another client, a deployment ended) is used within it.
+const ROOM_RETRY: Duration = Duration::from_secs(30);
 /// How often entries whose records are gone are looked for.
 const PRUNE_EVERY: Duration = Duration::from_secs(300);
 
@@ -74,11 +79,12 @@ pub enum IndexOp {
 }
 
 impl IndexOp {
-    /// The deployment the operation is about, as `kind/rkey` (none for a prune).
+    /// The deployment the operation is about, as its record's `collection/rkey` (none for a
+    /// prune).
     fn deployment(&self) -> Option<String> {
         match self {
             Self::Live { kind, rkey, .. } | Self::Ended { kind, rkey, .. } => {
-                Some(format!("{kind:?}/{rkey}"))
+                Some(format!("{}/{rkey}", kind.collection()))
             }
             Self::Prune => None,
         }
@@ -87,17 +93,25 @@ impl IndexOp {
 
 type Waiter = oneshot::Sender<Result<(), String>>;
 
-/// The index's refusals already told, by deployment and reason.
+/// The index's refusals already told, by deployment and reason, and the operations that wait
+/// for room.
 #[derive(Debug, Default)]
 struct Refusals {
     told: BTreeSet<(String, String)>,
+    /// The operations refused by a full index, by deployment: tried again every
+    /// [`ROOM_RETRY`] until one is accepted or the deployment's next operation replaces it.
+    waiting: BTreeMap<String, IndexOp>,
 }
 
 impl Refusals {
-    /// Notes the outcome of an operation on `deployment`: `true` when it is a refusal not told
-    /// yet. An accepted operation forgets the deployment's refusals, so a later one is told
-    /// again.
-    fn note(&mut self, deployment: &str, refusal: Option<&IndexError>) -> bool {
+    /// Notes the outcome of `op` on `deployment`: `true` when it is a refusal not told yet. An
+    /// accepted operation forgets the deployment's refusals, so a later one is told again.
+    fn note(&mut self, deployment: &str, op: &IndexOp, refusal: Option<&IndexError>) -> bool {
+        if matches!(refusal, Some(IndexError::Full)) {
+            self.waiting.insert(deployment.to_owned(), op.clone());
+        } else {
+            self.waiting.remove(deployment);
+        }
         match refusal {
             Some(error) => self.told.insert((deployment.to_owned(), error.to_string())),
             None => {
@@ -107,10 +121,9 @@ impl Refusals {
         }
     }
 
-    /// How many deployments wait for room in a full index.
-    fn waiting_for_room(&self) -> usize {
-        let full = IndexError::Full.to_string();
-        self.told.iter().filter(|(_, why)| *why == full).count()
+    /// The deployments that wait for room in a full index.
+    fn waiting_for_room(&self) -> Vec<String> {
+        self.waiting.keys().cloned().collect()
     }
 }
 
@@ -126,8 +139,8 @@ pub struct IndexWriter<R> {
     /// The refusals already logged, so a deployment the index has no room for is told once,
     /// not at every write.
     refusals: Mutex<Refusals>,
-    /// Why the index is not written now (`None` while it is).
-    health: watch::Sender<Option<String>>,
+    /// How the index stands: its count, what waits for room, why it is not written.
+    health: watch::Sender<IndexHealth>,
 }
 
 /// Why a batch was not written.
@@ -156,12 +169,12 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             wake: Notify::new(),
             absent_since: Mutex::new(Absences::new()),
             refusals: Mutex::new(Refusals::default()),
-            health: watch::Sender::new(None),
+            health: watch::Sender::new(IndexHealth::default()),
         })
     }
 
-    /// Why the index at `self` is not written now, as it changes (`None` while it is).
-    pub fn health(&self) -> watch::Receiver<Option<String>> {
+    /// How the index at `self` stands, as it changes.
+    pub fn health(&self) -> watch::Receiver<IndexHealth> {
         self.health.subscribe()
     }
 
@@ -173,14 +186,19 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         receiver
     }
 
-    /// Writes batches until the task is dropped, and prunes every [`PRUNE_EVERY`].
+    /// Reads the index's count, then writes batches until the task is dropped, and prunes
+    /// every [`PRUNE_EVERY`].
     pub async fn run(self: Arc<Self>) {
+        self.read_count().await;
         let mut prune = tokio::time::interval(PRUNE_EVERY);
         prune.tick().await;
+        let mut room = tokio::time::interval(ROOM_RETRY);
+        room.tick().await;
         loop {
             tokio::select! {
                 () = self.wake.notified() => {}
                 _ = prune.tick() => drop(self.submit(IndexOp::Prune)),
+                _ = room.tick() => self.retry_waiting_for_room().await,
             }
             tokio::time::sleep(BATCH_WINDOW).await;
             let batch = std::mem::take(&mut *self.lock());
@@ -189,8 +207,8 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             }
             let ops: Vec<IndexOp> = batch.iter().map(|(op, _)| op.clone()).collect();
             match self.write(&ops).await {
-                Ok(()) => {
-                    self.set_health(self.room_problem());
+                Ok(live) => {
+                    self.set_health(IndexHealth::listing(live, self.waiting_for_room()));
                     answer(batch, Ok(()));
                 }
                 Err(Stop::Repo(error)) if error.is_transient() => {
@@ -205,46 +223,89 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         }
     }
 
+    /// How many live deployments the index lists, read once at start so the owner sees the
+    /// count before any deployment changes; read directly, not through the view, whose first
+    /// listing belongs to the first reconciles. An index that cannot be read is told by the
+    /// first write.
+    async fn read_count(&self) {
+        let Ok(uri) = Rkey::parse(RESERVED)
+            .map_err(|error| error.to_string())
+            .and_then(|rkey| {
+                RecordUri::new(self.repo.owner(), INDEX_COLLECTION, &rkey)
+                    .map_err(|error| error.to_string())
+            })
+        else {
+            return;
+        };
+        let record = match self.repo.get(&uri).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::debug!(%error, "the index could not be read at start");
+                return;
+            }
+        };
+        if let Ok(index) = index_rules::readable(&record.value) {
+            let live = index
+                .index
+                .and_then(|index| index.live)
+                .map_or(0, |live| live.len());
+            tracing::debug!(live, "the index read at start");
+            self.set_health(IndexHealth::listing(live, Vec::new()));
+        }
+    }
+
     /// Tells why the index is not written (once per reason in the log) and answers the
     /// batch with it: an ended deployment waits and tries again; a live entry is submitted
     /// again by the deployment's next run.
     fn refuse_unreadable(&self, batch: Vec<(IndexOp, Waiter)>, why: String) {
-        let why = format!(
-            "{why}. It was written by a newer or broken client, and is not written over: the deployments keep syncing, the index waits until it reads again"
-        );
-        if self.set_health(Some(why.clone())) {
-            tracing::warn!(reason = %why, "the index at self is not written");
+        let health = self.health.borrow().clone().unreadable(&why);
+        let told = health.problem.clone().unwrap_or(why);
+        if self.set_health(health) {
+            tracing::warn!(reason = %told, "the index at self is not written");
         }
-        answer(batch, Err(why));
+        answer(batch, Err(told));
     }
 
-    /// Why new deployments are not listed, when the index is full of live ones.
-    fn room_problem(&self) -> Option<String> {
-        let waiting = self
+    /// Submits again every operation a full index refused, over the index read afresh.
+    async fn retry_waiting_for_room(&self) {
+        let waiting: Vec<IndexOp> = self
             .refusals
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .waiting_for_room();
-        (waiting > 0).then(|| {
-            format!(
-                "The index at self already lists {MAX_LIVE} live deployments, the most it may: \
-                 {waiting} new deployment(s) are published but not listed until one ends. End \
-                 or release a deployment you no longer need to make room"
-            )
-        })
+            .waiting
+            .values()
+            .cloned()
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        self.view.invalidate(INDEX_COLLECTION).await;
+        for op in waiting {
+            drop(self.submit(op));
+        }
+    }
+
+    /// The deployments published but not listed, for want of room.
+    fn waiting_for_room(&self) -> Vec<String> {
+        self.refusals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .waiting_for_room()
     }
 
     /// Sets the index's health; `true` when it changed.
-    fn set_health(&self, why: Option<String>) -> bool {
+    fn set_health(&self, health: IndexHealth) -> bool {
         self.health.send_if_modified(|now| {
-            let changed = *now != why;
-            *now = why.clone();
+            let changed = *now != health;
+            *now = health.clone();
             changed
         })
     }
 
-    /// Applies `ops` to the index and writes it, re-reading it after a lost race.
-    async fn write(&self, ops: &[IndexOp]) -> Result<(), Stop> {
+    /// Applies `ops` to the index and writes it, re-reading it after a lost race; answers how
+    /// many live entries it lists now.
+    async fn write(&self, ops: &[IndexOp]) -> Result<usize, Stop> {
         for _ in 0..SWAP_ATTEMPTS {
             let current = self.view.record(INDEX_COLLECTION, RESERVED).await?;
             let record = match current.as_ref().map(|c| index_rules::readable(&c.value)) {
@@ -258,8 +319,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             let swap = current
                 .as_ref()
                 .map_or(Swap::Absent, |current| Swap::Cid(current.cid.clone()));
-            let Some(value) = self.updated(record, ops, &absences) else {
-                return Ok(());
+            let (live, value) = self.updated(record, ops, &absences);
+            let Some(value) = value else {
+                return Ok(live);
             };
             let rkey = Rkey::parse(RESERVED).map_err(|error| RepoError::Invalid {
                 message: error.to_string(),
@@ -273,7 +335,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                     self.view
                         .note(INDEX_COLLECTION, RESERVED, Some(record))
                         .await;
-                    return Ok(());
+                    return Ok(live);
                 }
                 Err(RepoError::SwapMismatch { .. }) => self.view.invalidate(INDEX_COLLECTION).await,
                 Err(error) => return Err(error.into()),
@@ -284,14 +346,14 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         ))))
     }
 
-    /// The index record (`record` as read, or a new one) with `ops` applied, or `None` when
-    /// nothing changes.
+    /// How many live entries the index lists with `ops` applied, and the index record
+    /// (`record` as read, or a new one) to write, or `None` when nothing changes.
     fn updated(
         &self,
         record: Option<Infra>,
         ops: &[IndexOp],
         absences: &Absences,
-    ) -> Option<Value> {
+    ) -> (usize, Option<Value>) {
         let now = self.clock.now();
         let mut changed = record.is_none();
         let mut record = record.unwrap_or_else(|| Infra {
@@ -307,11 +369,12 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             self.tell_refusal(op, outcome.as_ref().err());
             changed |= outcome == Ok(IndexChange::Changed);
         }
+        let live = index.live.as_ref().map_or(0, Vec::len);
         if !changed {
-            return None;
+            return (live, None);
         }
         record.index = Some(index);
-        record.to_record_value().ok()
+        (live, record.to_record_value().ok())
     }
 
     /// Since when each live entry's record is missing from the owner's repo, as far as this
@@ -354,7 +417,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             .refusals
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .note(&deployment, refusal);
+            .note(&deployment, op, refusal);
         if let (true, Some(error)) = (first_time, refusal) {
             tracing::warn!(%error, ?op, "the index refused a change; told once per deployment");
         }
@@ -409,15 +472,34 @@ fn answer(batch: Vec<(IndexOp, Waiter)>, outcome: Result<(), String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{IndexError, Refusals};
+    use super::{IndexError, IndexOp, Refusals};
 
     #[test]
     fn a_refusal_is_told_once_until_the_deployment_is_accepted() {
         let mut refusals = Refusals::default();
-        assert!(refusals.note("Infra/web", Some(&IndexError::Full)));
-        assert!(!refusals.note("Infra/web", Some(&IndexError::Full)));
-        assert!(refusals.note("EphemeralInfra/web", Some(&IndexError::Full)));
-        assert!(!refusals.note("Infra/web", None));
-        assert!(refusals.note("Infra/web", Some(&IndexError::Full)));
+        let op = IndexOp::Prune;
+        assert!(refusals.note("computer.socialweb.infra/web", &op, Some(&IndexError::Full)));
+        assert!(!refusals.note("computer.socialweb.infra/web", &op, Some(&IndexError::Full)));
+        assert!(refusals.note(
+            "computer.socialweb.ephemeralInfra/web",
+            &op,
+            Some(&IndexError::Full)
+        ));
+        assert!(!refusals.note("computer.socialweb.infra/web", &op, None));
+        assert!(refusals.note("computer.socialweb.infra/web", &op, Some(&IndexError::Full)));
+        assert_eq!(
+            refusals.waiting_for_room(),
+            [
+                "computer.socialweb.ephemeralInfra/web",
+                "computer.socialweb.infra/web"
+            ],
+            "both wait for room"
+        );
+        refusals.note("computer.socialweb.infra/web", &op, None);
+        assert_eq!(
+            refusals.waiting_for_room(),
+            ["computer.socialweb.ephemeralInfra/web"],
+            "an accepted one waits no more"
+        );
     }
 }

@@ -28,6 +28,7 @@ pub mod declaration;
 pub mod deployment;
 pub mod drift;
 pub mod index;
+pub mod index_health;
 pub mod infra;
 pub mod lifecycle;
 pub mod market;

@@ -319,10 +319,51 @@ impl SandboxPds {
         value: &serde_json::Value,
     ) -> Result<(), SandboxPdsError> {
         let uri = format!("at://{}/{collection}/{rkey}", account.did);
-        let failed = |message: String| SandboxPdsError::WriteRecord {
-            uri: uri.clone(),
-            message,
-        };
+        let body = serde_json::json!({
+            "repo": account.did, "collection": collection, "rkey": rkey, "record": value,
+        });
+        self.post_as(account, "com.atproto.repo.putRecord", &body)
+            .await
+            .map_err(|message| SandboxPdsError::WriteRecord { uri, message })
+    }
+
+    /// Writes every `(rkey, value)` of `records` in `collection` of `account`'s repo as
+    /// another client would, in `applyWrites` batches (the PDS takes 200 writes a call): many
+    /// records of another client's at once.
+    pub async fn put_records_as(
+        &self,
+        account: &Account,
+        collection: &str,
+        records: &[(String, serde_json::Value)],
+    ) -> Result<(), SandboxPdsError> {
+        for batch in records.chunks(200) {
+            let writes: Vec<serde_json::Value> = batch
+                .iter()
+                .map(|(rkey, value)| {
+                    serde_json::json!({
+                        "$type": "com.atproto.repo.applyWrites#create",
+                        "collection": collection, "rkey": rkey, "value": value,
+                    })
+                })
+                .collect();
+            let body = serde_json::json!({"repo": account.did, "writes": writes});
+            self.post_as(account, "com.atproto.repo.applyWrites", &body)
+                .await
+                .map_err(|message| SandboxPdsError::WriteRecord {
+                    uri: format!("at://{}/{collection}", account.did),
+                    message,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Calls the procedure `method` with `body` in a password session of `account`'s own.
+    async fn post_as(
+        &self,
+        account: &Account,
+        method: &str,
+        body: &serde_json::Value,
+    ) -> Result<(), String> {
         let pds = &self.info.pds_url;
         let session: serde_json::Value = self
             .http
@@ -331,22 +372,19 @@ impl SandboxPds {
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| e.to_string())?
             .json()
             .await
-            .map_err(|e| failed(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
         let token = session["accessJwt"].as_str().unwrap_or_default();
-        let body = serde_json::json!({
-            "repo": account.did, "collection": collection, "rkey": rkey, "record": value,
-        });
         self.http
-            .post(format!("{pds}/xrpc/com.atproto.repo.putRecord"))
+            .post(format!("{pds}/xrpc/{method}"))
             .bearer_auth(token)
-            .json(&body)
+            .json(body)
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| failed(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
         Ok(())
     }
 }

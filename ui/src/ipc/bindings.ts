@@ -21,8 +21,11 @@ export const commands = {
 	signOut: () => typedError<null, CommandError>(__TAURI_INVOKE("sign_out")),
 	/**  Every deployment of the signed-in account. */
 	deployments: () => typedError<DeploymentRow_Serialize[], CommandError>(__TAURI_INVOKE("deployments")),
-	/**  Why the index at `self` is not written now, if it is not (shown above the list). */
-	indexProblem: () => typedError<string | null, CommandError>(__TAURI_INVOKE("index_problem")),
+	/**
+	 *  How the index at `self` stands: the count in the list's header, the rows waiting for room,
+	 *  the notice above the list.
+	 */
+	indexHealth: () => typedError<IndexHealth_Serialize, CommandError>(__TAURI_INVOKE("index_health")),
 	/**  One deployment with its contracts, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
@@ -873,23 +876,62 @@ export type GuestSecret_Serialize = {
 /**  A bidder or winner shown by its DID now has its handle: an open deployment reads again. */
 export type IdentityNamed = null;
 
+/**  The index at `self`, for the window. */
+export type IndexHealth = IndexHealth_Serialize | IndexHealth_Deserialize;
+
 /**
- *  Why the index at `self` is not written now (another client's index this version cannot
- *  read), or `null` once it is written again.
+ *  How the index at `self` stands now: its count, the deployments waiting for room, why it is
+ *  not written (another client's index this version cannot read).
  */
 export type IndexHealthChanged = IndexHealthChanged_Serialize | IndexHealthChanged_Deserialize;
 
 /**
- *  Why the index at `self` is not written now (another client's index this version cannot
- *  read), or `null` once it is written again.
+ *  How the index at `self` stands now: its count, the deployments waiting for room, why it is
+ *  not written (another client's index this version cannot read).
  */
-export type IndexHealthChanged_Deserialize = string | null;
+export type IndexHealthChanged_Deserialize = IndexHealth_Deserialize;
 
 /**
- *  Why the index at `self` is not written now (another client's index this version cannot
- *  read), or `null` once it is written again.
+ *  How the index at `self` stands now: its count, the deployments waiting for room, why it is
+ *  not written (another client's index this version cannot read).
  */
-export type IndexHealthChanged_Serialize = string | null;
+export type IndexHealthChanged_Serialize = IndexHealth_Serialize;
+
+/**  The index at `self`, for the window. */
+export type IndexHealth_Deserialize = {
+	/**  Live entries it lists, as last read or written (none before the first write). */
+	live?: number | null,
+	/**  The most live entries it may list. */
+	maxLive: number,
+	/**
+	 *  Deployments published but not listed for want of room, each as its record's
+	 *  `collection/rkey`.
+	 */
+	waitingForRoom: string[],
+	/**
+	 *  What needs the owner's attention, in words: an index this version may not write over,
+	 *  or deployments waiting for room; none while all is well.
+	 */
+	problem?: string | null,
+};
+
+/**  The index at `self`, for the window. */
+export type IndexHealth_Serialize = {
+	/**  Live entries it lists, as last read or written (none before the first write). */
+	live: number | null,
+	/**  The most live entries it may list. */
+	maxLive: number,
+	/**
+	 *  Deployments published but not listed for want of room, each as its record's
+	 *  `collection/rkey`.
+	 */
+	waitingForRoom: string[],
+	/**
+	 *  What needs the owner's attention, in words: an index this version may not write over,
+	 *  or deployments waiting for room; none while all is well.
+	 */
+	problem: string | null,
+};
 
 /**  A Job as the window follows it. */
 export type JobView = {

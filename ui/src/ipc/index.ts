@@ -25,6 +25,7 @@ import {
   type DeploymentRow_Serialize as DeploymentRow,
   type DeploymentView_Serialize as DeploymentView,
   type GuestEventView_Serialize as GuestEventView,
+  type IndexHealth_Serialize as IndexHealth,
   type Keep,
   type Kind,
   type PhaseChangeView_Serialize as PhaseChangeView,
@@ -62,6 +63,7 @@ export type {
   DeploymentRow,
   DeploymentView,
   GuestEventView,
+  IndexHealth,
   Keep,
   Kind,
   PhaseChangeView,
@@ -138,10 +140,10 @@ export async function deployments(): Promise<DeploymentRow[]> {
   return unwrap(await commands.deployments());
 }
 
-/** Why the index at `self` is not written now (another client's index this version cannot
- * read), or null while it is. */
-export async function indexProblem(): Promise<string | null> {
-  return unwrap(await commands.indexProblem());
+/** How the index at `self` stands: its count, the deployments waiting for room in a full one,
+ * and why it is not written when another client's index is there. */
+export async function indexHealth(): Promise<IndexHealth> {
+  return unwrap(await commands.indexHealth());
 }
 
 /** Calls `handle` when the authorization server ended the session (read the session again). */
@@ -149,8 +151,9 @@ export async function onSessionEnded(handle: () => void): Promise<() => void> {
   return events.sessionEnded.listen(() => handle());
 }
 
-/** Calls `handle` when the index at `self` stops or starts being written again. */
-export async function onIndexHealthChanged(handle: (problem: string | null) => void): Promise<() => void> {
+/** Calls `handle` when the index at `self` changes how it stands (its count, what waits, why it
+ * is not written). */
+export async function onIndexHealthChanged(handle: (health: IndexHealth) => void): Promise<() => void> {
   return events.indexHealthChanged.listen((event) => handle(event.payload));
 }
 

@@ -4,7 +4,8 @@
 use serde_json::Value;
 use swdesk_api::activity::{Activity, ActivityEvent};
 use swdesk_api::controller::{AccountController, ControllerError};
-use swdesk_atproto::PdsRepo;
+use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::name::Name;
@@ -321,6 +322,61 @@ async fn one_store_runs_one_controller_and_a_second_is_told_who_holds_it() {
     signed.sign_out().await.unwrap();
 }
 
+/// A controller started (in a data folder of its own) after another client wrote `index` at
+/// `self`.
+async fn started_over_index(
+    agent: Agent,
+    resolver: Resolver,
+    index: &Value,
+) -> (AccountController, tempfile::TempDir) {
+    PdsRepo::new(agent.clone(), resolver.clone())
+        .put_as_another_client(INFRA, &Rkey::parse("self").unwrap(), index, Swap::Any)
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let controller = AccountController::start(data.path(), agent, resolver, quick_engine())
+        .await
+        .unwrap();
+    (controller, data)
+}
+
+/// Another client's index already lists the most live deployments it may: the count is known
+/// at start, and a deployment published here is named as waiting for room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_index_is_counted_at_start_and_a_new_deployment_named_as_waiting_for_room() {
+    let (pds, network, store) = network("full-index").await;
+    let account = pds.create_account("fullindex").await.unwrap();
+    let (signed, agent, resolver) = signed_in(&network, &store, &account).await;
+    let live: Vec<Value> = (0..swdesk_core::index::MAX_LIVE)
+        .map(|n| {
+            serde_json::json!({
+                "collection": INFRA, "rkey": format!("cli-{n}"), "writer": "cli",
+                "createdAt": "2026-12-01T00:00:00.000Z", "addedAt": "2026-12-01T00:00:00.000Z",
+            })
+        })
+        .collect();
+    let full = serde_json::json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": live},
+    });
+    let (controller, _data) = started_over_index(agent, resolver, &full).await;
+    let counted = eventually("the count is read at start", async || {
+        controller.index_health().live
+    })
+    .await;
+    assert_eq!(counted, 256);
+    create_infra(&controller, "web", "web v1");
+    let waiting = eventually("web is named as waiting for room", async || {
+        Some(controller.index_health().waiting_for_room).filter(|waiting| !waiting.is_empty())
+    })
+    .await;
+    assert_eq!(waiting.len(), 1);
+    assert!(waiting[0].starts_with(&format!("{INFRA}/")), "{waiting:?}");
+    controller.stop().await;
+    signed.sign_out().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_index_a_newer_client_wrote_is_kept_and_the_owner_told_while_deployments_sync() {
     let (pds, network, store) = network("newer-index").await;
@@ -332,17 +388,10 @@ async fn an_index_a_newer_client_wrote_is_kept_and_the_owner_told_while_deployme
         "createdAt": "2026-12-01T00:00:00.000Z",
         "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": {"shards": 2}},
     });
-    PdsRepo::new(agent.clone(), resolver.clone())
-        .put_as_another_client(INFRA, &Rkey::parse("self").unwrap(), &newer, Swap::Any)
-        .await
-        .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let controller = AccountController::start(data.path(), agent, resolver, quick_engine())
-        .await
-        .unwrap();
+    let (controller, _data) = started_over_index(agent, resolver, &newer).await;
     create_infra(&controller, "web", "web v1");
     let told = eventually("the owner is told why the index waits", async || {
-        controller.index_problem()
+        controller.index_health().problem
     })
     .await;
     assert!(told.contains("newer or broken client"), "{told}");

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use swdesk_controller::{Engine, EngineConfig};
+use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::market::Unconnected;
 use swdesk_core::name::Name;
@@ -153,7 +154,11 @@ async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_nev
     .await;
     let index = world.repo.value(OWNER, INFRA, "self").unwrap();
     assert_eq!(index["index"]["shards"], 2, "its unknown fields are kept");
-    assert_eq!(*health.borrow(), None);
+    assert_eq!(health.borrow().problem, None);
+    assert!(
+        health.borrow().live.is_some_and(|live| live >= 1),
+        "the count of what it lists now"
+    );
     engine.shutdown(Duration::from_secs(2)).await;
 }
 
@@ -181,6 +186,13 @@ async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
     world.repo.write_directly(OWNER, INFRA, "self", full);
     let engine = start(&world, EngineConfig::default());
     let mut health = engine.index_health();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        health.wait_for(|health| health.live == Some(256)),
+    )
+    .await
+    .expect("the count is read at start, before any deployment changes")
+    .unwrap();
     let why = publish_web_and_read_index_problem(&world, &mut health).await;
     assert!(
         why.contains("already lists 256 live deployments")
@@ -188,6 +200,30 @@ async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
             && why.contains("End or release"),
         "{why}"
     );
+    let now = health.borrow().clone();
+    assert_eq!(now.live, Some(256));
+    assert_eq!(
+        now.waiting_for_room,
+        vec![format!("{INFRA}/web")],
+        "the deployment that waits is named, for its row"
+    );
+
+    // The other client takes one of its own out: the waiting deployment gets the room.
+    let mut fuller = world.repo.value(OWNER, INFRA, "self").unwrap();
+    fuller["index"]["live"].as_array_mut().unwrap().pop();
+    world.repo.write_directly(OWNER, INFRA, "self", fuller);
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        health.wait_for(|health| health.waiting_for_room.is_empty()),
+    )
+    .await
+    .expect("the waiting deployment is listed once there is room")
+    .unwrap();
+    let index = world.repo.value(OWNER, INFRA, "self").unwrap();
+    let live = index["index"]["live"].as_array().unwrap();
+    assert_eq!(live.len(), 256);
+    assert!(live.iter().any(|entry| entry["rkey"] == "web"));
+    assert_eq!(health.borrow().problem, None);
     engine.shutdown(Duration::from_secs(2)).await;
 }
 
@@ -195,7 +231,7 @@ async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
 /// deployment back), then until the index's health names a problem, and returns it.
 async fn publish_web_and_read_index_problem(
     world: &World,
-    health: &mut tokio::sync::watch::Receiver<Option<String>>,
+    health: &mut tokio::sync::watch::Receiver<IndexHealth>,
 ) -> String {
     declare(world, "web", "hello");
     eventually("the deployment is published all the same", || {
@@ -204,10 +240,10 @@ async fn publish_web_and_read_index_problem(
     .await;
     tokio::time::timeout(
         Duration::from_secs(20),
-        health.wait_for(|why| why.is_some()),
+        health.wait_for(|health| health.problem.is_some()),
     )
     .await
     .expect("the index's health names its problem")
     .unwrap();
-    health.borrow().clone().unwrap()
+    health.borrow().problem.clone().unwrap()
 }

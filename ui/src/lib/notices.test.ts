@@ -96,10 +96,13 @@ describe("notices of kubeconfigs that stop working (cluster drift)", () => {
     expect(clusterDriftNotices(mended, expired, true).notices).toHaveLength(1);
   });
 
-  it("tells nothing and forgets nothing while the gateway is not live", () => {
+  it("tells a kubeconfig's own trouble while the gateway is not live, and forgets nothing", () => {
     const seen = clusterDriftNotices(undefined, expired, true).seen;
     const offline = clusterDriftNotices(seen, new Map(), false);
-    expect(offline).toEqual({ notices: [], seen });
+    expect(offline.notices).toEqual([]);
     expect(clusterDriftNotices(offline.seen, expired, true).notices).toEqual([]);
+    const gone = clusterDriftNotices(offline.seen, new Map([["dev", "the file is gone"]]), false, 4);
+    expect(gone.notices.map((notice) => notice.body)).toEqual(["dev (cluster): the file is gone"]);
+    expect(clusterDriftNotices(gone.seen, expired, true).notices).toEqual([]);
   });
 });

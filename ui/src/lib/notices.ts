@@ -75,15 +75,15 @@ export function noticesFor(seen: Seen, change: DeploymentChange, at = Date.now()
 export type DriftSeen = ReadonlySet<string> | undefined;
 
 /** The notices a drift check brings (one per cluster whose kubeconfig stopped working since
- * `seen`), and what to keep as seen. While the gateway is not `live`, nothing is told and
- * `seen` stays: a cluster missing from a cached list has not recovered. */
+ * `seen`), and what to keep as seen. A kubeconfig's own trouble (expired, its file gone) needs
+ * no gateway, so it is told whether the list is live or cached; but while the gateway is not
+ * `live` nothing is forgotten: a cluster missing from a cached list has not recovered. */
 export function clusterDriftNotices(
   seen: DriftSeen,
   drift: ReadonlyMap<string, string>,
   live: boolean,
   at = Date.now(),
 ): { notices: Notice[]; seen: DriftSeen } {
-  if (!live) return { notices: [], seen };
   const now = new Set(drift.keys());
   if (seen === undefined) return { notices: [], seen: now };
   const notices = [...drift]
@@ -96,7 +96,7 @@ export function clusterDriftNotices(
       kind: CLUSTER,
       name: cluster,
     }));
-  return { notices, seen: now };
+  return { notices, seen: live ? now : new Set([...seen, ...now]) };
 }
 
 /** The `kind` of a notice about a cluster (the others name a deployment's kind). */

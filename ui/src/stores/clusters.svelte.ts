@@ -32,10 +32,15 @@ class ClusterBoard {
   kept: readonly KubeconfigView[] = $state.raw([]);
   /** Whether they were read at least once since the start. */
   keptRead = $state(false);
-  /** The kept kubeconfigs checked against the clusters the gateway lists live (none while it
-   * is not live: a cluster missing from a cached list is not gone). */
+  /** The kept kubeconfigs checked against the clusters shown, live or as last seen: a
+   * kubeconfig's own trouble (expired, its file gone) needs no gateway. (Those of clusters not
+   * shown are orphans, which the section lists only while the gateway is live: a cluster
+   * missing from a cached list is not gone.) */
   readonly drift = $derived(
-    kubeconfigDrift(this.kept, this.view?.connection === "live" ? this.view.clusters.map((row) => row.name) : []),
+    kubeconfigDrift(
+      this.kept,
+      (this.view?.clusters ?? []).map((row) => row.name),
+    ),
   );
   #started = false;
 

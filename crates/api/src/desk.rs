@@ -232,8 +232,14 @@ impl Desk {
     /// Creates or edits a deployment from its declaration; refused whole with every problem.
     pub async fn declare(&self, declaration: Value) -> Result<DeploymentRow, DeskError> {
         let now = SystemClock.now();
-        self.intent(move |store| deployments::declare(store, &declaration, now))
-            .await
+        let declared = self
+            .intent(move |store| deployments::declare(store, &declaration, now))
+            .await;
+        match &declared {
+            Ok(row) => tracing::info!(kind = %row.kind, name = %row.name, "declared"),
+            Err(error) => tracing::info!(%error, "a declaration was refused"),
+        }
+        declared
     }
 
     /// Stages, requests or releases one contract of a deployment.
@@ -245,10 +251,17 @@ impl Desk {
         intent: ContractIntent,
     ) -> Result<(), DeskError> {
         let now = SystemClock.now();
-        self.intent(move |store| {
-            deployments::set_contract(store, kind, &name, &contract, intent, now)
-        })
-        .await
+        let asked = format!("{kind:?} {name}, contract {contract}: {intent:?}");
+        let outcome = self
+            .intent(move |store| {
+                deployments::set_contract(store, kind, &name, &contract, intent, now)
+            })
+            .await;
+        match &outcome {
+            Ok(()) => tracing::info!(%asked, "the owner moved a contract"),
+            Err(error) => tracing::info!(%asked, %error, "a contract move was refused"),
+        }
+        outcome
     }
 
     /// Sets the deployment's secret `secret` to `value` for `contracts` (none: all): a new

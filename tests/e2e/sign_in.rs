@@ -50,6 +50,13 @@ async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() ->
             "Write computer.socialweb.infra records",
         )
         .await?;
+    assert!(
+        window
+            .find_all("[data-testid='scopes-not-granted']")
+            .await?
+            .is_empty(),
+        "the sandbox PDS grants every scope asked: nothing is said to be missing"
+    );
     window.screenshot("account-menu").await?;
 
     let mut window = window.restart().await?;

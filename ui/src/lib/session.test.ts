@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { adviceFor, describeScope, initialOf, sentence } from "./session";
+import { adviceFor, describeScope, initialOf, notGranted, sentence } from "./session";
 
 describe("sign-in advice", () => {
   it("says what to do for every error code the shell sends", () => {
@@ -23,6 +23,36 @@ describe("granted scopes", () => {
     expect(describeScope("rpc:computer.socialweb.k8s.getJob?aud=*")).toBe("Call computer.socialweb.k8s.getJob");
     expect(describeScope("transition:generic")).toMatch(/Broad access/);
     expect(describeScope("atproto")).toBe("Your identity (atproto)");
+  });
+});
+
+describe("a grant narrower than asked", () => {
+  const asked = [
+    "atproto",
+    "repo:computer.socialweb.infra",
+    "repo:com.publicdomainrelay.temp.market.rfp",
+    "rpc:com.publicdomainrelay.temp.cluster.getKubeconfig?aud=*",
+    "rpc:com.publicdomainrelay.temp.market.submitRfp?aud=*",
+  ];
+
+  it("names each scope not granted with what will not work", () => {
+    const granted = ["atproto", "repo:computer.socialweb.infra", "rpc:com.publicdomainrelay.temp.market.submitRfp?aud=did:web:bidder.test"];
+    expect(notGranted(asked, granted)).toEqual([
+      {
+        scope: "repo:com.publicdomainrelay.temp.market.rfp",
+        loss: "contracts cannot run on the market (com.publicdomainrelay.temp.market.rfp records cannot be written)",
+      },
+      {
+        scope: "rpc:com.publicdomainrelay.temp.cluster.getKubeconfig?aud=*",
+        loss: "clusters: the gateway's getKubeconfig cannot be called",
+      },
+    ]);
+  });
+
+  it("finds nothing missing in a whole, a broad or a wildcard grant", () => {
+    expect(notGranted(asked, asked)).toEqual([]);
+    expect(notGranted(asked, ["atproto", "transition:generic"])).toEqual([]);
+    expect(notGranted(asked, ["atproto", "repo:*", "rpc:*"])).toEqual([]);
   });
 });
 

@@ -42,6 +42,44 @@ export function describeScope(scope: string): string {
   return scope;
 }
 
+/** A scope asked for that the grant lacks, and what will not work without it. */
+export interface Missing {
+  scope: string;
+  loss: string;
+}
+
+/** The scopes asked for that `granted` lacks, each with what will not work without it; none when
+ * the grant is broad (`transition:generic`). A method granted for another audience than asked
+ * counts as granted (the server narrowed where it may be called, not what). */
+export function notGranted(requested: readonly string[], granted: readonly string[]): Missing[] {
+  if (granted.includes("transition:generic")) return [];
+  const grantedTargets = new Set(granted.map(target));
+  const wildcard = (kind: string) => granted.includes(`${kind}:*`);
+  return requested
+    .filter((scope) => scope !== "atproto" && !grantedTargets.has(target(scope)))
+    .filter((scope) => !wildcard(scope.split(":")[0] ?? ""))
+    .map((scope) => ({ scope, loss: lossOf(scope) }));
+}
+
+/** A scope without its parameters (`rpc:x.y?aud=*` → `rpc:x.y`). */
+function target(scope: string): string {
+  return scope.split("?")[0] ?? scope;
+}
+
+/** What will not work without `scope`, in words. */
+function lossOf(scope: string): string {
+  const name = target(scope).replace(/^(repo|rpc):/, "");
+  const method = name.split(".").pop() ?? name;
+  if (name === "computer.socialweb.infra") return "Infra deployments and the index at self cannot be written";
+  if (name === "computer.socialweb.ephemeralInfra") return "EphemeralInfra deployments cannot be written";
+  if (name.startsWith("computer.socialweb.secret.")) return "secrets cannot reach your guests";
+  if (name.startsWith("computer.socialweb.k8s.")) return `clusters: ${method} (manifests, Jobs) cannot be called`;
+  if (name.startsWith("com.publicdomainrelay.temp.cluster.")) return `clusters: the gateway's ${method} cannot be called`;
+  if (scope.startsWith("rpc:com.publicdomainrelay.temp.market.")) return `contracts: bidders cannot be reached (${method})`;
+  if (name.startsWith("com.publicdomainrelay.temp.")) return `contracts cannot run on the market (${name} records cannot be written)`;
+  return `${target(scope)} was not granted`;
+}
+
 /** The letter shown in the account's avatar. */
 export function initialOf(handle: string | null | undefined, did: string): string {
   const source = handle ?? did.replace(/^did:[a-z]+:/, "");

@@ -68,6 +68,9 @@ pub enum SyncSummary {
     Offline,
     /// The record in the repo cannot be used; nothing is written over it.
     Invalid,
+    /// The record a followed deployment shows (another device's, or an index entry's) is not
+    /// in the repo.
+    Gone,
     /// Its contracts are being released before the final write.
     Ending,
     /// Final: the record says it ended.
@@ -89,9 +92,8 @@ impl SyncSummary {
             Some(SyncState::Pulled) => Self::Pulling,
             Some(SyncState::Conflict | SyncState::ChangedElsewhere { .. }) => Self::Conflict,
             Some(SyncState::Offline { .. } | SyncState::WriteFailed { .. }) => Self::Offline,
-            Some(
-                SyncState::RecordInvalid { .. } | SyncState::ReservedKey | SyncState::RecordGone,
-            ) => Self::Invalid,
+            Some(SyncState::RecordInvalid { .. } | SyncState::ReservedKey) => Self::Invalid,
+            Some(SyncState::RecordGone) => Self::Gone,
             Some(SyncState::RecordEnded) => Self::Ended,
         }
     }
@@ -350,4 +352,30 @@ fn end_reason(reason: &swdesk_lexicon::computer::socialweb::infra::EndReason) ->
 
 fn invalid(error: impl std::fmt::Display) -> RecordError {
     RecordError(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SyncSummary;
+    use crate::infra::InfraStatus;
+    use crate::sync::{SyncState, SyncStatus};
+    use crate::timestamp::Timestamp;
+
+    fn summary_of(state: SyncState) -> SyncSummary {
+        let status = InfraStatus {
+            sync: Some(SyncStatus {
+                state,
+                since: Timestamp::from_unix_millis(0).expect("time"),
+            }),
+            ..InfraStatus::default()
+        };
+        SyncSummary::of(&status, false)
+    }
+
+    #[test]
+    fn a_followed_record_gone_from_the_repo_reads_gone_not_invalid() {
+        assert_eq!(summary_of(SyncState::RecordGone), SyncSummary::Gone);
+        assert_eq!(summary_of(SyncState::ReservedKey), SyncSummary::Invalid);
+        assert_eq!(summary_of(SyncState::Following), SyncSummary::InSync);
+    }
 }

@@ -1367,6 +1367,11 @@ export type SyncSummary =
 "offline" | 
 /**  The record in the repo cannot be used; nothing is written over it. */
 "invalid" | 
+/**
+ *  The record a followed deployment shows (another device's, or an index entry's) is not
+ *  in the repo.
+ */
+"gone" | 
 /**  Its contracts are being released before the final write. */
 "ending" | 
 /**  Final: the record says it ended. */

@@ -17,6 +17,7 @@ import {
   releaseOptimistically,
   rollBack,
   syncLabel,
+  syncNeedsOwner,
   syncStateLabel,
   genesisLines,
   waitingFor,
@@ -154,6 +155,8 @@ describe("the list", () => {
     );
     expect(contractSummary(row("a"))).toBe("No contracts");
     expect(syncLabel("offline")).toBe("Waiting to sync");
+    expect(syncLabel("gone")).toBe("Record gone");
+    expect(syncNeedsOwner("gone")).toBe(true);
   });
 
   it("lists the creation-only fields a record changed elsewhere", () => {

@@ -117,6 +117,7 @@ const SYNC_LABELS: Record<SyncSummary, string> = {
   conflict: "Conflict",
   offline: "Waiting to sync",
   invalid: "Record invalid",
+  gone: "Record gone",
   ending: "Ending",
   ended: "Ended",
 };
@@ -156,9 +157,9 @@ export function genesisLines(state: SyncState | null | undefined): string[] {
   );
 }
 
-/** Whether the sync state needs the owner (a conflict, an invalid record). */
+/** Whether the sync state needs the owner (a conflict, an invalid or gone record). */
 export function syncNeedsOwner(sync: SyncSummary): boolean {
-  return sync === "conflict" || sync === "invalid";
+  return sync === "conflict" || sync === "invalid" || sync === "gone";
 }
 
 /** `2 deployed · 1 requesting`, or `No contracts`. */

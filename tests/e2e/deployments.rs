@@ -158,7 +158,10 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     window.screenshot("requested").await?;
 
     window
-        .click("[data-contract='api'] [data-action='release']")
+        .click_opening(
+            "[data-contract='api'] [data-action='release']",
+            "[data-testid='confirm-message']",
+        )
         .await?;
     let confirmation = window.text_of("[data-testid='confirm-message']").await?;
     assert!(confirmation.contains("“api”"), "{confirmation}");
@@ -268,7 +271,10 @@ async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit
         .await?;
     desktop.screenshot("follower").await?;
     desktop
-        .click("[data-contract='api'] [data-action='release']")
+        .click_opening(
+            "[data-contract='api'] [data-action='release']",
+            "[data-testid='confirm-message']",
+        )
         .await?;
     let confirmation = desktop.text_of("[data-testid='confirm-message']").await?;
     assert!(

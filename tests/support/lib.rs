@@ -203,7 +203,12 @@ impl AppWindow {
         wait_until_no_app_runs_in(&home).await?;
         let driver_program =
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
-        let (port, native_port) = (free_port(), free_port());
+        // Two ports, and two distinct ones: a port just freed may be handed out again at once,
+        // and WebKitWebDriver cannot listen where tauri-driver does (seen in a CI run).
+        let port = free_port();
+        let native_port = std::iter::repeat_with(free_port)
+            .find(|other| *other != port)
+            .context("no second free port")?;
         let driver = Command::new(&driver_program)
             .args([
                 "--port",
@@ -401,6 +406,23 @@ impl AppWindow {
         }
     }
 
+    /// Clicks the element, then waits until `opens` is shown (a confirmation, a panel); clicks
+    /// once more when it is not within [`CLICK_TAKEN`]: see [`Self::declare_and_request_vm`]
+    /// for the click WebKitWebDriver reports done that never reaches the page.
+    pub async fn click_opening(&self, css: &str, opens: &str) -> anyhow::Result<()> {
+        self.click(css).await?;
+        let deadline = Instant::now() + CLICK_TAKEN;
+        while Instant::now() < deadline {
+            if !self.find_all(opens).await?.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        eprintln!("the click on `{css}` was not taken: clicking again");
+        self.click(css).await?;
+        self.wait_for(opens, STEP_TIMEOUT).await.map(drop)
+    }
+
     /// Whether the element's text comes to contain `expected` within `timeout` (no failure
     /// report: for a step that is tried again).
     async fn shows_text_within(&self, css: &str, expected: &str, timeout: Duration) -> bool {
@@ -479,8 +501,11 @@ impl AppWindow {
     /// Releases the contract `vm` of the deployment shown (Release, then Confirm) and waits up
     /// to `timeout` until it is Released: how each market test ends.
     pub async fn release_vm(&self, timeout: Duration) -> anyhow::Result<()> {
-        self.click("[data-contract='vm'] [data-action='release']")
-            .await?;
+        self.click_opening(
+            "[data-contract='vm'] [data-action='release']",
+            "[data-testid='confirm']",
+        )
+        .await?;
         self.click("[data-testid='confirm'] [data-action='confirm']")
             .await?;
         self.wait_for_exact_text(
@@ -683,6 +708,14 @@ impl Drop for AppWindow {
     fn drop(&mut self) {
         if matches!(self.driver.try_wait(), Ok(None)) {
             self.stop_driver();
+        }
+        // A test that failed before `close` leaves its app running (its WebKit process kept a
+        // core busy for the tests after it in one CI run): asked to quit as at logout.
+        for pid in app_processes_in(&self.home) {
+            Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .ok();
         }
         if !self.home.as_os_str().is_empty() {
             std::fs::remove_dir_all(&self.home).ok();

@@ -79,6 +79,7 @@ async fn a_full_index_is_counted_and_a_new_deployment_says_it_waits_for_room() -
     let env = sandbox_env(&pds, &account)?;
     let mut window = AppWindow::open_with_env("index", &borrowed(&env)).await?;
     window.sign_in().await?;
+    full_count(&window).await?;
 
     window.press_command_key("n").await?;
     window.type_into("#decl-name", "web").await?;

@@ -228,12 +228,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
     /// listing belongs to the first reconciles. An index that cannot be read is told by the
     /// first write.
     async fn read_count(&self) {
-        let Ok(uri) = Rkey::parse(RESERVED)
-            .map_err(|error| error.to_string())
-            .and_then(|rkey| {
-                RecordUri::new(self.repo.owner(), INDEX_COLLECTION, &rkey)
-                    .map_err(|error| error.to_string())
-            })
+        let Some(uri) = Rkey::parse(RESERVED)
+            .ok()
+            .and_then(|rkey| RecordUri::new(self.repo.owner(), INDEX_COLLECTION, &rkey).ok())
         else {
             return;
         };

@@ -66,13 +66,6 @@ impl IndexHealth {
             ..self
         }
     }
-
-    /// Whether the deployment whose record is `collection/rkey` waits for room.
-    pub fn waits_for_room(&self, record: &str) -> bool {
-        self.waiting_for_room
-            .iter()
-            .any(|waiting| waiting == record)
-    }
 }
 
 #[cfg(test)]
@@ -84,8 +77,7 @@ mod tests {
         let health = IndexHealth::listing(256, vec!["computer.socialweb.infra/3abc".to_owned()]);
         assert_eq!(health.live, Some(256));
         assert_eq!(health.max_live, 256);
-        assert!(health.waits_for_room("computer.socialweb.infra/3abc"));
-        assert!(!health.waits_for_room("computer.socialweb.infra/3abd"));
+        assert_eq!(health.waiting_for_room, ["computer.socialweb.infra/3abc"]);
         let problem = health.problem.expect("a problem");
         assert!(problem.contains("256 live deployments"), "{problem}");
         assert!(problem.contains("1 new deployment(s)"), "{problem}");

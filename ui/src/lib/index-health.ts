@@ -11,19 +11,14 @@ export interface IndexedRow {
 
 /** "241 / 256 live", or null before the index was first read. */
 export function liveCount(health: IndexHealth | null): string | null {
-  if (!health || health.live === null) return null;
+  if (health?.live == null) return null;
   return `${health.live} / ${health.maxLive} live`;
 }
 
 /** What the row waits for when the full index has no room for its record, else null. */
 export function roomWait(row: IndexedRow, health: IndexHealth | null): string | null {
-  const record = recordPath(row.recordUri);
-  if (!health || !record || !health.waitingForRoom.includes(record)) return null;
+  // A waiting record is named `collection/rkey`, the whole tail of its `at://did/…` URI.
+  const uri = row.recordUri;
+  if (!health || !uri || !health.waitingForRoom.some((record) => uri.endsWith(`/${record}`))) return null;
   return `waiting: your index is full (${health.live ?? health.maxLive} live); end or release one`;
-}
-
-/** `collection/rkey` of an `at://did/collection/rkey` URI. */
-function recordPath(uri: string | null): string | null {
-  const parts = uri?.replace(/^at:\/\//, "").split("/") ?? [];
-  return parts.length === 3 ? `${parts[1]}/${parts[2]}` : null;
 }

@@ -158,7 +158,7 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     window.screenshot("requested").await?;
 
     window
-        .click_opening(
+        .click_until_shown(
             "[data-contract='api'] [data-action='release']",
             "[data-testid='confirm-message']",
         )
@@ -271,7 +271,7 @@ async fn a_second_device_follows_the_deployment_and_releases_it_by_a_record_edit
         .await?;
     desktop.screenshot("follower").await?;
     desktop
-        .click_opening(
+        .click_until_shown(
             "[data-contract='api'] [data-action='release']",
             "[data-testid='confirm-message']",
         )

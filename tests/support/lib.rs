@@ -406,38 +406,23 @@ impl AppWindow {
         }
     }
 
-    /// Clicks the element, then waits until `opens` is shown (a confirmation, a panel); clicks
-    /// once more when it is not within [`CLICK_TAKEN`]: see [`Self::declare_and_request_vm`]
-    /// for the click WebKitWebDriver reports done that never reaches the page.
-    pub async fn click_opening(&self, css: &str, opens: &str) -> anyhow::Result<()> {
+    /// Clicks the element, then waits until `shown` (what the click brings: a confirmation,
+    /// the next action) is shown; clicks once more when it is not within [`CLICK_TAKEN`].
+    /// WebKitWebDriver now and then reports a click done that never reached the page (CI,
+    /// stop 29: the app logged the declaration and no contract move at all, the page no
+    /// error); a person whose click did nothing clicks again, and so does the test, once.
+    pub async fn click_until_shown(&self, css: &str, shown: &str) -> anyhow::Result<()> {
         self.click(css).await?;
         let deadline = Instant::now() + CLICK_TAKEN;
         while Instant::now() < deadline {
-            if !self.find_all(opens).await?.is_empty() {
+            if !self.find_all(shown).await?.is_empty() {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         eprintln!("the click on `{css}` was not taken: clicking again");
         self.click(css).await?;
-        self.wait_for(opens, STEP_TIMEOUT).await.map(drop)
-    }
-
-    /// Whether the element's text comes to contain `expected` within `timeout` (no failure
-    /// report: for a step that is tried again).
-    async fn shows_text_within(&self, css: &str, expected: &str, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if self
-                .text_of(css)
-                .await
-                .is_ok_and(|seen| seen.contains(expected))
-            {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        false
+        self.wait_for(shown, STEP_TIMEOUT).await.map(drop)
     }
 
     /// Signs in from the account area with the sandbox's demo account (Chromium approves in
@@ -501,7 +486,7 @@ impl AppWindow {
     /// Releases the contract `vm` of the deployment shown (Release, then Confirm) and waits up
     /// to `timeout` until it is Released: how each market test ends.
     pub async fn release_vm(&self, timeout: Duration) -> anyhow::Result<()> {
-        self.click_opening(
+        self.click_until_shown(
             "[data-contract='vm'] [data-action='release']",
             "[data-testid='confirm']",
         )
@@ -532,23 +517,12 @@ impl AppWindow {
             "[data-testid='deployment-row'][data-name='{name}']"
         ))
         .await?;
-        self.click("[data-contract='vm'] [data-action='request']")
-            .await?;
-        // WebKitWebDriver now and then reports a click done that never reached the page (CI,
-        // stop 29: the app's log shows the declaration and no contract move at all, the page
-        // no error). A person whose click did nothing clicks again; so does the test, once.
-        let asked = "[data-contract='vm']";
-        if !self
-            .shows_text_within(asked, "asked: requested", CLICK_TAKEN)
-            .await
-        {
-            eprintln!("the Request click was not taken: clicking again");
-            self.click("[data-contract='vm'] [data-action='request']")
-                .await?;
-        }
-        self.wait_for_text(asked, "asked: requested")
-            .await
-            .map(drop)
+        // A requested contract offers its release.
+        self.click_until_shown(
+            "[data-contract='vm'] [data-action='request']",
+            "[data-contract='vm'] [data-action='release']",
+        )
+        .await
     }
 
     /// Presses a key with the platform's command modifier (Ctrl here), as a user would.

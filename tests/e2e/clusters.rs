@@ -1,12 +1,13 @@
 //! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
 //! loopback: create a cluster and watch it become Ready live, see its nodes (each with its
-//! contract as the gateway's node Infra record says), download a
+//! contract as the gateway's node Infra record says, and that Infra followed read-only as a
+//! deployment with the same contract cards and timeline), download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
 //! its cluster's row and is removed in one click (and is told). At a start with the PDS and the
-//! gateway down, the deployments and the clusters last seen live are shown (the clusters with
-//! when they were seen), and the window catches up once both answer.
+//! gateway down, the deployments, the clusters last seen live (with when they were seen) and
+//! their nodes' contracts are shown, and the window catches up once both answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -119,6 +120,7 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     );
     let server = window.text_of("[data-testid='cluster-server']").await?;
     window.screenshot("ready-with-nodes").await?;
+    nodes_open_as_a_read_only_deployment(&mut window).await?;
 
     let file = window.home().join("kube").join("dev.yaml");
     window
@@ -253,6 +255,57 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     Ok(())
 }
 
+/// The node Infra is followed like any deployment, read-only: each node's contract on the
+/// contract card a deployment uses (phase, winner, its history as the desk saw it), the
+/// timeline, and nothing that would change the gateway's record; then back to the cluster.
+async fn nodes_open_as_a_read_only_deployment(window: &mut AppWindow) -> anyhow::Result<()> {
+    // The sandbox gateway provides its simulated nodes itself: its account won each.
+    let node = "[data-testid='node-infra'] [data-node-contract='node-0']";
+    window.wait_for_text(node, "won by did:plc:").await?;
+    window.click("[data-action='open-node-infra']").await?;
+    window
+        .wait_for_text("[data-testid='read-only']", "the gateway of cluster dev")
+        .await?;
+    let card = "[data-contract='node-0']";
+    window
+        .wait_for_text(
+            &format!("{card} [data-testid='contract-phase']"),
+            "Deployed",
+        )
+        .await?;
+    let winner = window
+        .text_of(&format!("{card} [data-testid='contract-winner']"))
+        .await?;
+    assert!(winner.contains("Winner:"), "the winner is shown: {winner}");
+    window
+        .find(&format!("{card} [data-testid='contract-history']"))
+        .await?;
+    window
+        .wait_for_text("[data-testid='timeline']", "node-0")
+        .await?;
+    for action in ["edit-deployment", "end-deployment", "release", "request"] {
+        assert!(
+            window
+                .find_all(&format!("[data-action='{action}']"))
+                .await?
+                .is_empty(),
+            "a read-only deployment offers no {action}"
+        );
+    }
+    let badge =
+        "[data-testid='deployment-row'][data-name='dev-nodes'] [data-testid='row-read-only']";
+    window.wait_for(badge, STEP_TIMEOUT).await?;
+    window.screenshot("node-infra-as-deployment").await?;
+    window.press_command_key("2").await?;
+    window
+        .click("[data-testid='cluster-row'][data-name='dev']")
+        .await?;
+    window
+        .wait_for("[data-testid='node-infra']", STEP_TIMEOUT)
+        .await?;
+    Ok(())
+}
+
 /// What was seen before is shown at a start with the PDS and the gateway both down (the owner's
 /// laptop offline): the deployments from the store, the clusters last seen live marked with when
 /// they were seen; once both answer again, the window catches up without a reload.
@@ -284,6 +337,9 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     window.click("[data-action='create-cluster']").await?;
     let kept = "[data-testid='cluster-row'][data-name='kept']";
     window.wait_for(kept, STEP_TIMEOUT).await?;
+    window.click(kept).await?;
+    let node_infra = "[data-testid='node-infra'] [data-node-contract='node-0']";
+    window.wait_for_text(node_infra, "Deployed").await?;
 
     gateway.stop().await;
     pds.stop().await?;
@@ -295,6 +351,12 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     window.wait_for(kept, STEP_TIMEOUT).await?;
     window
         .wait_for_text("[data-testid='clusters-as-of']", "as of ")
+        .await?;
+    // The nodes' contracts as the store kept them, with why they are not read afresh.
+    window.click(kept).await?;
+    window.wait_for_text(node_infra, "Deployed").await?;
+    window
+        .wait_for_text("[data-testid='node-infra-sync']", "cannot be read")
         .await?;
     window.screenshot("offline-start").await?;
 
@@ -309,6 +371,13 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     window.wait_for_text("main", "No clusters yet").await?;
     window.press_command_key("1").await?;
     window.wait_for(WEB_IN_SYNC, CATCH_UP).await?;
+    // The cluster gone, so is the deployment that followed its nodes.
+    window
+        .wait_for_gone(
+            "[data-testid='deployment-row'][data-name='kept-nodes']",
+            STEP_TIMEOUT,
+        )
+        .await?;
     window.screenshot("caught-up").await?;
     window.close().await?;
     gateway.stop().await;

@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
 use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
-use swdesk_core::infra::{Contract, ContractStatus};
+use swdesk_core::infra::{Contract, ContractStatus, SeenChange};
 use swdesk_core::repo::Provenance;
+use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
 
 use crate::identities::Names;
@@ -253,23 +254,52 @@ fn change_view(change: &PhaseChange) -> PhaseChangeView {
 pub(crate) fn timeline<'a>(
     computes: impl IntoIterator<Item = (&'a str, &'a ComputeContractObject)>,
 ) -> Vec<TimelineEntry> {
-    let mut changes: Vec<(&str, &PhaseChange)> = computes
-        .into_iter()
-        .flat_map(|(name, compute)| compute.status.history.iter().map(move |c| (name, c)))
-        .collect();
-    changes.sort_by(|(a_name, a), (b_name, b)| b.at.cmp(&a.at).then(a_name.cmp(b_name)));
-    changes
-        .into_iter()
-        .map(|(contract, change)| {
-            let view = change_view(change);
-            TimelineEntry {
-                contract: contract.to_owned(),
-                phase: view.phase,
-                at: view.at,
-                message: view.message,
-            }
-        })
+    newest_first(
+        computes
+            .into_iter()
+            .flat_map(|(name, compute)| compute.status.history.iter().map(move |c| (name, c)))
+            .map(|(contract, change)| (change.at, entry(contract, change_view(change))))
+            .collect(),
+    )
+}
+
+/// The phase changes a follower saw of `contract` (it has no ComputeContract), oldest first.
+pub(crate) fn seen_history(seen: &[SeenChange], contract: &str) -> Vec<PhaseChangeView> {
+    seen.iter()
+        .filter(|change| change.contract == contract)
+        .map(seen_view)
         .collect()
+}
+
+/// Every phase change a follower saw, newest first; ties by contract.
+pub(crate) fn seen_timeline(seen: &[SeenChange]) -> Vec<TimelineEntry> {
+    newest_first(
+        seen.iter()
+            .map(|change| (change.at, entry(&change.contract, seen_view(change))))
+            .collect(),
+    )
+}
+
+fn seen_view(change: &SeenChange) -> PhaseChangeView {
+    PhaseChangeView {
+        phase: text(&change.phase),
+        at: change.at.to_rfc3339(),
+        message: change.message.clone(),
+    }
+}
+
+fn entry(contract: &str, change: PhaseChangeView) -> TimelineEntry {
+    TimelineEntry {
+        contract: contract.to_owned(),
+        phase: change.phase,
+        at: change.at,
+        message: change.message,
+    }
+}
+
+fn newest_first(mut entries: Vec<(Timestamp, TimelineEntry)>) -> Vec<TimelineEntry> {
+    entries.sort_by(|(a_at, a), (b_at, b)| b_at.cmp(a_at).then(a.contract.cmp(&b.contract)));
+    entries.into_iter().map(|(_, entry)| entry).collect()
 }
 
 /// The DIDs `contracts` show: bidders, winners and receipt authors.

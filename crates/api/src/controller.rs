@@ -38,6 +38,7 @@ use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, 
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
 use crate::deployments::{self, DeploymentChange, OWN_INDEX};
+use crate::node_infra;
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -291,6 +292,38 @@ impl AccountController {
             .extend([steps, changes, index]);
     }
 
+    /// Keeps, in the store, a read-only Infra following the node Infra of each cluster the
+    /// gateway describes live (`now`, then every [`LiveEvent::Clusters`] on `live`), and has
+    /// the controller read each again whenever its cluster changes: the gateway rewrites its
+    /// record as nodes come and go, which the store alone would not show.
+    pub fn follow_node_infras(
+        &self,
+        live: &tokio::sync::broadcast::Sender<LiveEvent>,
+        now: Option<crate::clusters::ClustersView>,
+    ) {
+        let mut events = live.subscribe();
+        let store = Arc::clone(&self.store);
+        let trigger = self.engine.trigger(Kind::Infra);
+        let task = tokio::spawn(async move {
+            let mut next = now;
+            loop {
+                if let Some(view) = next.take().filter(|view| view.connection == "live") {
+                    keep_node_infras(&store, trigger.as_ref(), view.clusters).await;
+                }
+                next = match events.recv().await {
+                    Ok(LiveEvent::Clusters(view)) => Some(view),
+                    // Each view is the whole board: a lost one is made good by the next.
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+            }
+        });
+        self.forwarders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(task);
+    }
+
     /// How the index at `self` stands: its count, what waits for room, and why it is not
     /// written when another client's index is there (the deployments keep syncing meanwhile).
     pub fn index_health(&self) -> IndexHealth {
@@ -324,6 +357,29 @@ impl AccountController {
         }
         self.engine.shutdown(STOP_GRACE).await;
         tracing::info!(did = %self.did, "the controller stopped");
+    }
+}
+
+/// [`node_infra::keep`] for `clusters`, then each kept follower looked at again.
+async fn keep_node_infras(
+    store: &Arc<Store>,
+    trigger: Option<&swdesk_controller::runtime::Trigger>,
+    clusters: Vec<crate::clusters::ClusterRow>,
+) {
+    let store = Arc::clone(store);
+    let kept =
+        tokio::task::spawn_blocking(move || node_infra::keep(&store, &clusters, SystemClock.now()))
+            .await;
+    match kept {
+        Ok(Ok(names)) => {
+            for name in names {
+                if let Some(trigger) = trigger {
+                    let _stopped = trigger.schedule(name);
+                }
+            }
+        }
+        Ok(Err(error)) => tracing::warn!(%error, "the clusters' node Infras could not be kept"),
+        Err(error) => tracing::warn!(%error, "keeping the clusters' node Infras stopped"),
     }
 }
 

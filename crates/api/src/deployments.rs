@@ -20,7 +20,7 @@ use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
 use swdesk_core::declaration::genesis::contract_genesis_problems;
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
-use swdesk_core::deployment::{Deployment, SyncSummary, is_follower};
+use swdesk_core::deployment::{Deployment, SyncSummary, Writer, is_follower, writer};
 use swdesk_core::infra::{
     ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
@@ -32,7 +32,8 @@ use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
 use crate::contracts::{self, ContractView, TimelineEntry};
 pub use crate::intent::IntentError;
-use crate::intent::edit_declared;
+use crate::intent::{edit_declared, refuse_read_only};
+use crate::node_infra;
 use crate::serde_name as text;
 
 /// A deployment's contracts in one phase.
@@ -72,8 +73,12 @@ pub struct DeploymentRow {
     /// Whether this device writes it (runs its contracts); otherwise another device does, and
     /// actions here are record edits that device acts on.
     pub written_here: bool,
-    /// The device that writes it, as the index says, when it is another one.
+    /// The device that writes it, as the index says, when it is another one; for a record
+    /// followed read-only, who keeps it ("the gateway of cluster dev").
     pub writer: Option<String>,
+    /// Whether it follows a record another account keeps: shown as that record says, and
+    /// changed only there (no edit, request, release or end here).
+    pub read_only: bool,
     /// An EphemeralInfra's end (RFC 3339).
     pub expires_at: Option<String>,
     /// When it ended (RFC 3339).
@@ -316,6 +321,7 @@ fn end_one<D: Deployment>(store: &Store, name: &Name, now: Timestamp) -> Result<
     let object = store
         .get::<D>(name)?
         .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+    refuse_read_only(&object)?;
     if is_follower(&object.metadata) {
         return Err(IntentError::Refused(format!(
             "{name} is written by another device; end it there (or release its contracts here)"
@@ -385,6 +391,7 @@ where
             };
             return Ok(store.create::<D>(&object)?);
         };
+        refuse_read_only(&object)?;
         let problems = refuse(&object.spec, &spec);
         if !problems.is_empty() {
             return Err(IntentError::Invalid(problems));
@@ -429,7 +436,8 @@ fn row<D: Deployment + RowKind>(
 ) -> DeploymentRow {
     let status = D::status(&object.status);
     let (sync, sync_message) = sync_state(object);
-    let written_here = !is_follower(&object.metadata);
+    let written_by = writer(&object.metadata, object.spec.infra());
+    let written_here = written_by == Writer::Here;
     DeploymentRow {
         kind: format!("{:?}", D::KIND),
         name: object.metadata.name.to_string(),
@@ -448,9 +456,12 @@ fn row<D: Deployment + RowKind>(
         sync,
         sync_message,
         written_here,
-        writer: (!written_here)
-            .then(|| writers.get(object.metadata.name.as_str()).cloned())
-            .flatten(),
+        writer: match written_by {
+            Writer::Here => None,
+            Writer::OtherDevice => writers.get(object.metadata.name.as_str()).cloned(),
+            Writer::RecordKeeper => Some(node_infra::keeper(&object.metadata, object.spec.infra())),
+        },
+        read_only: written_by == Writer::RecordKeeper,
         expires_at: D::expires_at_of(&object.status).map(Timestamp::to_rfc3339),
         ended_at: status.ended_at.map(Timestamp::to_rfc3339),
         record_uri: status.record.as_ref().map(|bound| bound.uri.to_string()),
@@ -485,14 +496,21 @@ fn describe<D: Deployment + RowKind>(
                 .contracts
                 .iter()
                 .find(|seen| seen.name == declared.name);
-            contracts::contract_view(declared, seen, compute_of(&declared.name))
+            let mut view = contracts::contract_view(declared, seen, compute_of(&declared.name));
+            if view.history.is_empty() {
+                view.history = contracts::seen_history(&status.seen, &declared.name);
+            }
+            view
         })
         .collect();
-    let timeline = contracts::timeline(
+    let mut timeline = contracts::timeline(
         owned
             .iter()
             .map(|compute| (compute.spec.contract.as_str(), *compute)),
     );
+    if timeline.is_empty() {
+        timeline = contracts::seen_timeline(&status.seen);
+    }
     let secrets = crate::secrets::views(
         object.spec.infra(),
         &owned

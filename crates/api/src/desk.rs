@@ -521,33 +521,20 @@ impl Desk {
     }
 
     /// The node Infra of the owner's cluster `name` (the record the gateway keeps for its
-    /// nodes), read from the gateway's repo; `None` while no node names one.
+    /// nodes) as the store mirrors it, beside the cluster's nodes as last described (live or
+    /// kept from an earlier run); `None` while none is followed.
     pub async fn node_infra(&self, name: &str) -> Result<Option<NodeInfraView>, DeskError> {
         let nodes = self
-            .clusters()?
-            .clusters
+            .clusters()
+            .map(|view| view.clusters)
+            .unwrap_or_default()
             .into_iter()
             .find(|cluster| cluster.name == name)
             .map(|cluster| cluster.nodes)
             .unwrap_or_default();
-        let Some((workspace, infra)) = node_infra::record_of(&nodes) else {
-            return Ok(None);
-        };
-        let uri = RecordUri::parse(&format!(
-            "at://{workspace}/{}/{infra}",
-            node_infra::COLLECTION
-        ))
-        .map_err(|error| DeskError::Record(error.to_string()))?;
-        let agent = self.sessions.agent().ok_or(DeskError::SignedOut)?;
-        let repo = PdsRepo::new(agent, self.identities.resolver().clone());
-        let stored = repo
-            .get(&uri)
+        let cluster = name.to_owned();
+        self.read(move |store| node_infra::view(store, &cluster, &nodes))
             .await
-            .map_err(|error| DeskError::Record(error.to_string()))?;
-        stored
-            .map(|stored| node_infra::view(&uri.to_string(), stored.value, &nodes))
-            .transpose()
-            .map_err(DeskError::Record)
     }
 
     /// The kubeconfigs saved here for the signed-in account, kept across restarts, each with
@@ -820,6 +807,8 @@ impl Desk {
         match started {
             Ok(controller) => {
                 controller.forward(&self.live);
+                let clusters = self.lock_clusters().as_ref().map(ClusterSession::view);
+                controller.follow_node_infras(&self.live, clusters);
                 tell_when_ended(&agent_for_end, &self.live);
                 *running = Some(controller);
                 let _no_window = self.live.send(LiveEvent::ControllerRunning(true));

@@ -2,13 +2,16 @@
 //! spec, retried when the controller wrote the status in between, so the controller sees an
 //! ordinary change; refused whole, with why ([`IntentError`]), when the deployment is gone or
 //! ending, or when the change has a problem. The deployments' and the secrets' intents both
-//! write through here.
+//! write through here. A deployment followed read-only (another account keeps its record) takes
+//! no intent at all ([`refuse_read_only`]).
 
-use swdesk_core::deployment::Deployment;
+use swdesk_core::deployment::{Deployment, Writer, writer};
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
 use swdesk_lexicon::Problem;
-use swdesk_store::{Store, StoreError};
+use swdesk_store::{ObjectOf, Store, StoreError};
+
+use crate::node_infra;
 
 /// Why an intent was refused.
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +73,20 @@ pub fn edit_declared(
     }
 }
 
+/// Refuses any change of `object` when it follows a record another account keeps: what it
+/// declares changes only there.
+pub fn refuse_read_only<D: Deployment>(object: &ObjectOf<D>) -> Result<(), IntentError> {
+    let spec = object.spec.infra();
+    if writer(&object.metadata, spec) != Writer::RecordKeeper {
+        return Ok(());
+    }
+    Err(IntentError::Refused(format!(
+        "{} is read-only: {} keeps its record, and it is shown here as that record says",
+        object.metadata.name,
+        node_infra::keeper(&object.metadata, spec)
+    )))
+}
+
 /// Writes `change` into the spec of `name`, again when the object changed in between.
 fn edit<D: Deployment>(
     store: &Store,
@@ -80,6 +97,7 @@ fn edit<D: Deployment>(
         let mut object = store
             .get::<D>(name)?
             .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
+        refuse_read_only(&object)?;
         if object.metadata.is_deleting() || D::status(&object.status).ended_at.is_some() {
             return Err(IntentError::Refused(format!(
                 "{name} is ending; it takes no more changes"

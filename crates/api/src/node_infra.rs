@@ -1,37 +1,56 @@
 //! A cluster's nodes as one Infra (seed 000, plan 0031): the gateway keeps the nodes of a
 //! tenant cluster as one `computer.socialweb.infra` record in its own account, one contract
-//! entry per node, and each NodeClaim names its entry. The desk reads that record (read-only:
-//! the gateway is its writer) and shows each node with its contract's phase, winner and
-//! receipt, as a deployment's contracts are shown; a NodeClaim and an Infra that disagree
-//! (a claim naming an entry the Infra does not hold, a live entry no claim names) are drift.
+//! entry per node, and each NodeClaim names its entry. The desk follows that record like any
+//! followed deployment, read-only (`sync: Follow`: the gateway is its writer): one Infra
+//! object per cluster in the account's store, labelled [`CLUSTER_LABEL`], which the controller
+//! mirrors (declaration, each contract's phase, winner and receipt, the phase changes it saw).
+//! So a node's contract shows on the same contract card as a deployment's, with its timeline,
+//! offline too; the cluster's page shows each node beside its entry, and where a NodeClaim
+//! and the Infra disagree (a claim naming an entry the Infra does not hold, a live entry no
+//! claim names): drift.
 //!
-//! Invariants: the record is read through the owner's outbound policy and validated as an
-//! Infra record; what it says reaches the window only through [`NodeInfraView`].
+//! Invariants: [`keep`] changes the store only from what the gateway's live feed says (never
+//! from the clusters kept for an offline start); the record is only ever read, through the
+//! owner's outbound policy, and validated as an Infra record by the controller; what it says
+//! reaches the window only through [`NodeInfraView`] and the deployment views.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use swdesk_core::infra::ContractStatus;
-use swdesk_core::publish::observed_status;
+use swdesk_core::infra::{ContractStatus, InfraSpec, InfraStatus, RecordBinding};
+use swdesk_core::name::{Name, free_name};
+use swdesk_core::object::{Metadata, Object};
 use swdesk_core::rollup::ContractPhase;
-use swdesk_lexicon::Record as _;
-use swdesk_lexicon::computer::socialweb::infra::Infra;
+use swdesk_core::sync::SyncMode;
+use swdesk_core::timestamp::Timestamp;
+use swdesk_core::uri::RecordUri;
+use swdesk_store::{ObjectOf, Store, StoreError};
 
-use crate::clusters::NodeRow;
+use crate::clusters::{ClusterRow, NodeRow};
 use crate::serde_name as text;
 
 /// The collection the gateway keeps node Infras in.
 pub const COLLECTION: &str = swdesk_lexicon::computer::socialweb::infra::NSID;
+
+/// The label naming the tenant cluster whose nodes an Infra holds (the gateway labels its own
+/// Infra so; the desk labels the object that follows it the same way).
+pub const CLUSTER_LABEL: &str = "infra.socialweb.computer/cluster";
 
 /// A cluster's node Infra as the window shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeInfraView {
+    /// The Infra deployment that follows the record here (open it for every contract's card
+    /// and the timeline).
+    pub deployment: String,
     /// The record's at-uri.
     pub uri: String,
     /// The Infra's rolled-up phase, as its record says.
     pub phase: String,
+    /// How the mirror stands with the record ("the repo cannot be read", "not in the repo"),
+    /// when it is not following it.
+    pub sync_message: Option<String>,
     /// Each contract entry: one per node.
     pub contracts: Vec<NodeContractView>,
     /// Where the NodeClaims and the Infra disagree, in words.
@@ -58,31 +77,160 @@ pub struct NodeContractView {
 }
 
 /// Where the node Infra of `nodes` lives: the first claim naming both workspace and Infra.
-pub fn record_of(nodes: &[NodeRow]) -> Option<(String, String)> {
-    nodes
-        .iter()
-        .find_map(|node| Some((node.workspace.clone()?, node.infra.clone()?)))
+pub fn record_of(nodes: &[NodeRow]) -> Option<RecordUri> {
+    nodes.iter().find_map(|node| {
+        let (workspace, infra) = (node.workspace.as_deref()?, node.infra.as_deref()?);
+        RecordUri::parse(&format!("at://{workspace}/{COLLECTION}/{infra}")).ok()
+    })
 }
 
-/// The view of the node Infra record `value` at `uri`, beside the cluster's `nodes`.
-pub fn view(
-    uri: &str,
-    value: serde_json::Value,
-    nodes: &[NodeRow],
-) -> Result<NodeInfraView, String> {
-    let infra = Infra::from_record_value(value)
-        .map_err(|error| format!("the node Infra {uri} is not an Infra record: {error}"))?;
-    let (phase, statuses) = observed_status(infra.status.as_ref());
-    let contracts: Vec<NodeContractView> = statuses
+/// Makes the store follow the node Infra of each of `clusters` (as the gateway's live feed
+/// describes them): one read-only Infra per cluster whose claims name one, bound to that
+/// record; an object whose cluster is gone goes (its record stays, the gateway's). Returns
+/// the objects kept, for the controller to look at again now that their cluster changed.
+pub fn keep(
+    store: &Store,
+    clusters: &[ClusterRow],
+    now: Timestamp,
+) -> Result<Vec<Name>, StoreError> {
+    let followed = following(store)?;
+    let mut kept = Vec::new();
+    for cluster in clusters {
+        let existing = followed
+            .iter()
+            .find(|object| cluster_of(object) == Some(&cluster.name));
+        match (existing, record_of(&cluster.nodes)) {
+            (Some(object), Some(uri)) => kept.push(rebind(store, object, uri)?),
+            (Some(object), None) => kept.push(object.metadata.name.clone()),
+            (None, Some(uri)) => kept.push(create(store, &cluster.name, uri, now)?),
+            (None, None) => {}
+        }
+    }
+    let live: BTreeSet<&str> = clusters
         .iter()
-        .map(|status| contract_view(status, nodes))
+        .map(|cluster| cluster.name.as_str())
         .collect();
-    Ok(NodeInfraView {
-        uri: uri.to_owned(),
-        phase: text(&phase),
-        drift: disagreements(&statuses, nodes),
-        contracts,
-    })
+    for gone in followed
+        .iter()
+        .filter(|object| cluster_of(object).is_some_and(|name| !live.contains(name.as_str())))
+        .filter(|object| !object.metadata.is_deleting())
+    {
+        store.delete::<InfraSpec>(&gone.metadata.name, now)?;
+    }
+    Ok(kept)
+}
+
+/// The node Infra of the cluster `cluster` as the store mirrors it, beside the cluster's
+/// `nodes` (empty when the gateway has not described them); `None` while none is followed.
+pub fn view(
+    store: &Store,
+    cluster: &str,
+    nodes: &[NodeRow],
+) -> Result<Option<NodeInfraView>, StoreError> {
+    let Some(object) = following(store)?
+        .into_iter()
+        .find(|object| cluster_of(object).is_some_and(|name| name == cluster))
+    else {
+        return Ok(None);
+    };
+    let status = &object.status;
+    let sync = status.sync.as_ref().map(|sync| &sync.state);
+    Ok(Some(NodeInfraView {
+        deployment: object.metadata.name.to_string(),
+        uri: object
+            .spec
+            .record
+            .uri
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        phase: text(&status.phase),
+        sync_message: sync
+            .filter(|state| !state.is_synced())
+            .and_then(|state| state.message()),
+        contracts: status
+            .contracts
+            .iter()
+            .map(|status| contract_view(status, nodes))
+            .collect(),
+        drift: if nodes.is_empty() {
+            Vec::new()
+        } else {
+            disagreements(&status.contracts, nodes)
+        },
+    }))
+}
+
+/// Who keeps the record of a read-only deployment with `metadata`, in words.
+pub fn keeper(metadata: &Metadata, spec: &InfraSpec) -> String {
+    match metadata.labels.get(CLUSTER_LABEL) {
+        Some(cluster) => format!("the gateway of cluster {cluster}"),
+        None => spec.record.uri.as_ref().map_or_else(
+            || "another account".to_owned(),
+            |uri| uri.authority().to_owned(),
+        ),
+    }
+}
+
+/// The Infra objects that follow a cluster's nodes.
+fn following(store: &Store) -> Result<Vec<ObjectOf<InfraSpec>>, StoreError> {
+    Ok(store
+        .list::<InfraSpec>()?
+        .into_iter()
+        .filter(|object| cluster_of(object).is_some() && object.spec.record.sync.is_read_only())
+        .collect())
+}
+
+fn cluster_of(object: &ObjectOf<InfraSpec>) -> Option<&String> {
+    object.metadata.labels.get(CLUSTER_LABEL)
+}
+
+/// Binds `object` to `uri` when the claims name another record now.
+fn rebind(store: &Store, object: &ObjectOf<InfraSpec>, uri: RecordUri) -> Result<Name, StoreError> {
+    if object.spec.record.uri.as_ref() != Some(&uri) {
+        let mut moved = object.clone();
+        moved.spec = follower_spec(uri);
+        store.replace::<InfraSpec>(&moved)?;
+    }
+    Ok(object.metadata.name.clone())
+}
+
+fn create(
+    store: &Store,
+    cluster: &str,
+    uri: RecordUri,
+    now: Timestamp,
+) -> Result<Name, StoreError> {
+    let taken = store.list::<InfraSpec>()?;
+    let name = free_name(&format!("{cluster}-nodes"), "cluster-nodes", |candidate| {
+        taken
+            .iter()
+            .any(|object| object.metadata.name.as_str() == candidate)
+    });
+    let mut metadata = Metadata::new(name.clone(), swdesk_store::random_uid()?, now);
+    metadata
+        .labels
+        .insert(CLUSTER_LABEL.to_owned(), cluster.to_owned());
+    let object = Object {
+        metadata,
+        spec: follower_spec(uri),
+        status: InfraStatus::default(),
+    };
+    match store.create::<InfraSpec>(&object) {
+        Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(name),
+        Err(error) => Err(error),
+    }
+}
+
+/// The spec of an Infra that follows `uri` read-only; the controller's mirror fills it in.
+fn follower_spec(uri: RecordUri) -> InfraSpec {
+    InfraSpec {
+        record: RecordBinding {
+            uri: Some(uri),
+            sync: SyncMode::Follow,
+        },
+        ..InfraSpec::default()
+    }
 }
 
 fn contract_view(status: &ContractStatus, nodes: &[NodeRow]) -> NodeContractView {
@@ -139,66 +287,160 @@ fn disagreements(statuses: &[ContractStatus], nodes: &[NodeRow]) -> Vec<String> 
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use swdesk_core::sync::{SyncState, SyncStatus};
 
     use super::*;
 
-    fn node(name: &str, contract: &str) -> NodeRow {
+    const AT: &str = "2026-12-05T10:00:00Z";
+
+    fn now() -> Timestamp {
+        Timestamp::parse_rfc3339(AT).unwrap()
+    }
+
+    fn node(name: &str, infra: &str, contract: &str) -> NodeRow {
         NodeRow {
             name: name.into(),
             phase: Some("Ready".into()),
             node_name: None,
             message: None,
             workspace: Some("did:plc:gateway".into()),
-            infra: Some("nodes-1".into()),
+            infra: Some(infra.into()),
             contract: Some(contract.into()),
         }
     }
 
-    fn record(contracts: &[(&str, &str)]) -> serde_json::Value {
-        let statuses: Vec<_> = contracts
-            .iter()
-            .map(|(name, phase)| json!({"name": name, "phase": phase, "winner": "did:plc:bidder"}))
-            .collect();
-        json!({
-            "$type": COLLECTION,
-            "status": {"phase": "deployed", "contracts": statuses},
-            "createdAt": "2026-12-05T10:00:00.000Z",
-        })
+    fn cluster(name: &str, nodes: Vec<NodeRow>) -> ClusterRow {
+        ClusterRow {
+            name: name.into(),
+            phase: "Ready".into(),
+            waiting: false,
+            running: Some(true),
+            instance: None,
+            teardown_blocked: None,
+            server: None,
+            nodes,
+            members: Vec::new(),
+        }
+    }
+
+    fn contract(name: &str, phase: ContractPhase) -> ContractStatus {
+        ContractStatus {
+            name: name.into(),
+            phase,
+            winner: Some("did:plc:bidder".into()),
+            receipt: None,
+            message: None,
+            drift: None,
+        }
+    }
+
+    /// What the controller's mirror would have written for `name`.
+    fn mirrored(store: &Store, name: &Name, contracts: Vec<ContractStatus>) {
+        let mut object = store.get::<InfraSpec>(name).unwrap().unwrap();
+        object.status.contracts = contracts;
+        object.status.sync = Some(SyncStatus::next(None, SyncState::Following, now()));
+        store.update_status::<InfraSpec>(&object).unwrap();
     }
 
     #[test]
-    fn each_node_is_shown_with_its_contract_and_agreement_is_no_drift() {
-        let nodes = [node("dev-node-0", "node-0"), node("dev-node-1", "node-1")];
+    fn each_cluster_with_claims_gets_one_read_only_follower_that_goes_with_its_cluster() {
+        let (_dir, store) = swdesk_testkit::store_file();
+        let dev = cluster("dev", vec![node("dev-node-0", "nodes-1", "node-0")]);
+        let empty = cluster("empty", Vec::new());
+        let kept = keep(&store, &[dev.clone(), empty.clone()], now()).unwrap();
+        assert_eq!(kept, [Name::parse("dev-nodes").unwrap()]);
+        let object = store.get::<InfraSpec>(&kept[0]).unwrap().unwrap();
+        assert_eq!(object.spec.record.sync, SyncMode::Follow);
         assert_eq!(
-            record_of(&nodes),
-            Some(("did:plc:gateway".into(), "nodes-1".into()))
+            object
+                .spec
+                .record
+                .uri
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("at://did:plc:gateway/computer.socialweb.infra/nodes-1")
         );
-        let shown = view(
-            "at://did:plc:gateway/computer.socialweb.infra/nodes-1",
-            record(&[("node-0", "deployed"), ("node-1", "deployed")]),
-            &nodes,
-        )
-        .expect("an Infra");
-        assert_eq!(shown.phase, "deployed");
-        assert_eq!(shown.contracts[1].node.as_deref(), Some("dev-node-1"));
-        assert_eq!(shown.contracts[1].winner.as_deref(), Some("did:plc:bidder"));
-        assert!(shown.drift.is_empty(), "{:?}", shown.drift);
+        assert_eq!(
+            keeper(&object.metadata, &object.spec),
+            "the gateway of cluster dev"
+        );
+
+        // Idempotent; a new record named by the claims rebinds the same object.
+        assert_eq!(
+            keep(&store, std::slice::from_ref(&dev), now()).unwrap(),
+            kept
+        );
+        let moved = cluster("dev", vec![node("dev-node-0", "nodes-2", "node-0")]);
+        assert_eq!(keep(&store, &[moved], now()).unwrap(), kept);
+        let object = store.get::<InfraSpec>(&kept[0]).unwrap().unwrap();
+        assert!(
+            object
+                .spec
+                .record
+                .uri
+                .unwrap()
+                .to_string()
+                .ends_with("/nodes-2")
+        );
+        assert_eq!(store.list::<InfraSpec>().unwrap().len(), 1);
+
+        // The cluster gone: its follower goes.
+        keep(&store, &[empty], now()).unwrap();
+        assert!(store.get::<InfraSpec>(&kept[0]).unwrap().is_none());
     }
 
     #[test]
-    fn a_claim_without_an_entry_and_a_live_entry_without_a_claim_are_drift() {
-        let nodes = [node("dev-node-0", "node-0"), node("dev-node-9", "node-9")];
-        let shown = view(
-            "at://did:plc:gateway/computer.socialweb.infra/nodes-1",
-            record(&[
-                ("node-0", "deployed"),
-                ("node-1", "deployed"),
-                ("node-2", "released"),
-            ]),
-            &nodes,
-        )
-        .expect("an Infra");
+    fn an_owners_deployment_of_that_name_is_left_alone() {
+        let (_dir, store) = swdesk_testkit::store_file();
+        let mut metadata = Metadata::new(
+            Name::parse("dev-nodes").unwrap(),
+            swdesk_store::random_uid().unwrap(),
+            now(),
+        );
+        metadata.labels.insert("team".into(), "web".into());
+        store
+            .create::<InfraSpec>(&Object {
+                metadata,
+                spec: InfraSpec::default(),
+                status: InfraStatus::default(),
+            })
+            .unwrap();
+        let dev = cluster("dev", vec![node("dev-node-0", "nodes-1", "node-0")]);
+        let kept = keep(&store, &[dev], now()).unwrap();
+        assert_eq!(kept, [Name::parse("dev-nodes-2").unwrap()]);
+        keep(&store, &[], now()).unwrap();
+        assert!(
+            store
+                .get::<InfraSpec>(&Name::parse("dev-nodes").unwrap())
+                .unwrap()
+                .is_some(),
+            "only followers of clusters go"
+        );
+    }
+
+    #[test]
+    fn the_view_shows_each_node_beside_its_entry_and_where_they_disagree() {
+        let (_dir, store) = swdesk_testkit::store_file();
+        let nodes = vec![
+            node("dev-node-0", "nodes-1", "node-0"),
+            node("dev-node-9", "nodes-1", "node-9"),
+        ];
+        let kept = keep(&store, &[cluster("dev", nodes.clone())], now()).unwrap();
+        mirrored(
+            &store,
+            &kept[0],
+            vec![
+                contract("node-0", ContractPhase::Deployed),
+                contract("node-1", ContractPhase::Deployed),
+                contract("node-2", ContractPhase::Released),
+            ],
+        );
+        let shown = view(&store, "dev", &nodes).unwrap().expect("followed");
+        assert_eq!(shown.deployment, "dev-nodes");
+        assert_eq!(shown.contracts[0].node.as_deref(), Some("dev-node-0"));
+        assert_eq!(shown.contracts[0].winner.as_deref(), Some("did:plc:bidder"));
+        assert_eq!(shown.sync_message, None);
         assert_eq!(
             shown.drift,
             [
@@ -206,6 +448,11 @@ mod tests {
                 "the Infra holds contract node-1 that no node claims",
             ]
         );
-        assert!(view("at://x/y/z", json!({"$type": "app.other"}), &nodes).is_err());
+        let offline = view(&store, "dev", &[]).unwrap().expect("followed");
+        assert!(
+            offline.drift.is_empty(),
+            "no claims known: nothing to compare"
+        );
+        assert!(view(&store, "other", &nodes).unwrap().is_none());
     }
 }

@@ -246,6 +246,12 @@ impl Engine {
         }
     }
 
+    /// A handle that schedules objects of `kind` (for a caller that learns of changes the
+    /// store does not show, such as a record another account keeps).
+    pub fn trigger(&self, kind: Kind) -> Option<Trigger> {
+        self.controller(kind).map(Controller::trigger)
+    }
+
     fn controller(&self, kind: Kind) -> Option<&Controller> {
         self.controllers
             .iter()

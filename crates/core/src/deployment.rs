@@ -40,6 +40,30 @@ pub fn is_follower(metadata: &Metadata) -> bool {
     metadata.labels.contains_key(FOLLOWER_LABEL)
 }
 
+/// Who writes a deployment's record, runs its contracts and makes its final write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// This device: it publishes the record, runs the contracts and ends the deployment.
+    Here,
+    /// Another device of the owner (a follower made from the owner's index): this one shows
+    /// the status that device publishes and edits the declaration through the record.
+    OtherDevice,
+    /// Whoever keeps a record followed read-only (`sync: Follow`, such as the node Infra a
+    /// gateway keeps in its own account): shown here, never written, ended or run.
+    RecordKeeper,
+}
+
+/// Who writes the deployment with `metadata` and `spec`.
+pub fn writer(metadata: &Metadata, spec: &InfraSpec) -> Writer {
+    if spec.record.sync.is_read_only() {
+        Writer::RecordKeeper
+    } else if is_follower(metadata) {
+        Writer::OtherDevice
+    } else {
+        Writer::Here
+    }
+}
+
 /// The name of the AtprotoRecord child that writes the record of the deployment `kind` with
 /// `metadata`: one per deployment object, named by its uid.
 pub fn record_child_name(kind: DeploymentKind, metadata: &Metadata) -> Result<Name, LabelError> {

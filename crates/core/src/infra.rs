@@ -213,6 +213,21 @@ pub struct ContractStatus {
     pub drift: Option<String>,
 }
 
+/// A contract entering a phase, as a follower saw it in the writer's record ([`crate::seen`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeenChange {
+    /// The contract's name.
+    pub contract: String,
+    /// The phase it entered.
+    pub phase: ContractPhase,
+    /// When this device first saw it there.
+    pub at: Timestamp,
+    /// What the record said of the contract then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// The status of an Infra.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -241,6 +256,10 @@ pub struct InfraStatus {
     /// Why it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_reason: Option<EndReason>,
+    /// A follower's contract phase changes as this device saw them in the writer's record
+    /// ([`crate::seen::note`]); local, never published.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<SeenChange>,
 }
 
 /// The status of an EphemeralInfra: an Infra's, plus its expiry.

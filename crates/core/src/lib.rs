@@ -44,6 +44,7 @@ pub mod retry;
 pub mod rkey;
 pub mod rollup;
 pub mod secret;
+pub mod seen;
 pub mod sync;
 pub mod timestamp;
 pub mod uri;

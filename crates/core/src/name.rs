@@ -108,6 +108,23 @@ pub fn suggest_label(text: &str) -> Option<String> {
     (!label.is_empty()).then(|| label.to_owned())
 }
 
+/// The first name free among `wanted`'s label ([`suggest_label`], `fallback` when nothing of
+/// it survives), then `<label>-2`, `<label>-3`, ... (the label cut so each fits 63
+/// characters): the first that `taken` says no object holds yet.
+pub fn free_name(wanted: &str, fallback: &str, taken: impl Fn(&str) -> bool) -> Name {
+    let base = suggest_label(wanted).unwrap_or_else(|| fallback.to_owned());
+    let mut candidates = std::iter::once(base.clone()).chain((2..).map(|n: u32| {
+        let suffix = format!("-{n}");
+        let mut stem = base.clone();
+        stem.truncate(MAX_LABEL_LEN - suffix.len());
+        format!("{}{suffix}", stem.trim_end_matches('-'))
+    }));
+    let free = candidates
+        .find(|candidate| !taken(candidate))
+        .unwrap_or(base);
+    Name(free)
+}
+
 fn collapse_dashes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -122,6 +139,18 @@ fn collapse_dashes(text: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_free_name_takes_the_next_number_and_still_fits() {
+        let taken = ["dev-nodes", "dev-nodes-2"];
+        let free = free_name("Dev nodes", "nodes", |name| taken.contains(&name));
+        assert_eq!(free.as_str(), "dev-nodes-3");
+        assert_eq!(free_name("!!", "followed", |_| false).as_str(), "followed");
+        let long = "a".repeat(70);
+        let next = free_name(&long, "x", |name| name.len() == 63 && !name.contains('-'));
+        assert_eq!(next.as_str(), format!("{}-2", "a".repeat(61)));
+        assert!(Name::parse(next.as_str()).is_ok());
+    }
 
     #[test]
     fn a_lowercase_label_with_inner_dashes_is_valid() {

@@ -11,16 +11,19 @@
 //! | 1 | the rkey is `self` | `Reserved` (the index's key: never a deployment's) |
 //! | 2 | the record exists and has ended | `Ended` (never written again) |
 //! | 3 | no record, one was bound before, mode `Both` | `Delete` (the local object is deleted) |
-//! | 4 | no record (never bound, or mode `Publish`) | `Create` |
-//! | 5 | `record == spec` | `InSync` |
-//! | 6 | mode `Publish` (the record differs) | `Push` |
-//! | 7 | mode `Both`, no `last` (nothing shows which side moved) | `Conflict` |
-//! | 8 | mode `Both`, `spec != last` and `record != last` | `Conflict` |
-//! | 9 | mode `Both`, `spec != last` (only the spec changed) | `Push` |
-//! | 10 | mode `Both`, `record != last` (only the record changed) | `Pull` |
+//! | 4 | no record, mode `Follow` | `Absent` (nothing to write: another account writes it) |
+//! | 5 | no record (never bound, or mode `Publish`) | `Create` |
+//! | 6 | `record == spec` | `InSync` |
+//! | 7 | mode `Follow` (the record differs) | `Pull` (its writer is the only source) |
+//! | 8 | mode `Publish` (the record differs) | `Push` |
+//! | 9 | mode `Both`, no `last` (nothing shows which side moved) | `Conflict` |
+//! | 10 | mode `Both`, `spec != last` and `record != last` | `Conflict` |
+//! | 11 | mode `Both`, `spec != last` (only the spec changed) | `Push` |
+//! | 12 | mode `Both`, `record != last` (only the record changed) | `Pull` |
 //!
 //! Consequences worth knowing: `Publish` never pulls, deletes or conflicts (the object is the
-//! only source); both sides changing to the same declaration is `InSync`, not a conflict; in
+//! only source); `Follow` never writes, deletes or conflicts (the record is the only source);
+//! both sides changing to the same declaration is `InSync`, not a conflict; in
 //! `Publish` a vanished record is created again, in `Both` it deletes the object. Row 7 covers
 //! adopting an existing, different record through `spec.record.uri`: the user chooses.
 
@@ -39,6 +42,17 @@ pub enum SyncMode {
     Both,
     /// Object to record only.
     Publish,
+    /// Record to object only: a record another account writes (a tenant cluster's node Infra,
+    /// which its gateway keeps), shown here and never written; its contracts run where it is
+    /// written.
+    Follow,
+}
+
+impl SyncMode {
+    /// Whether this side never writes the record (nor runs its contracts, nor ends it).
+    pub fn is_read_only(self) -> bool {
+        self == Self::Follow
+    }
 }
 
 /// What one reconcile does about the record.
@@ -56,6 +70,8 @@ pub enum SyncAction {
     Conflict,
     /// `Both`, the bound record is gone: delete the local object.
     Delete,
+    /// `Follow`, the record is not there: nothing to write, the object shows it.
+    Absent,
     /// The record has ended: never write it again.
     Ended,
     /// The rkey is `self`: never touch it.
@@ -229,26 +245,29 @@ pub fn decide(inputs: &SyncInputs<'_>) -> SyncAction {
     }
 }
 
-/// Rows 3 and 4.
+/// Rows 3 to 5.
 fn decide_missing(inputs: &SyncInputs<'_>) -> SyncAction {
     match (inputs.mode, inputs.ever_bound) {
         (SyncMode::Both, true) => SyncAction::Delete,
+        (SyncMode::Follow, _) => SyncAction::Absent,
         _ => SyncAction::Create,
     }
 }
 
-/// Rows 5 to 10.
+/// Rows 6 to 12.
 fn decide_present(inputs: &SyncInputs<'_>, record: DeclarationHash) -> SyncAction {
     if record == inputs.spec {
         return SyncAction::InSync;
     }
     let Some(last) = inputs.last else {
         return match inputs.mode {
+            SyncMode::Follow => SyncAction::Pull,
             SyncMode::Publish => SyncAction::Push,
             SyncMode::Both => SyncAction::Conflict,
         };
     };
     match (inputs.mode, inputs.spec != last, record != last) {
+        (SyncMode::Follow, _, _) => SyncAction::Pull,
         (SyncMode::Publish, _, _) => SyncAction::Push,
         (SyncMode::Both, true, true) => SyncAction::Conflict,
         (SyncMode::Both, true, false) => SyncAction::Push,
@@ -260,7 +279,7 @@ fn decide_present(inputs: &SyncInputs<'_>, record: DeclarationHash) -> SyncActio
 mod tests {
     use super::*;
     use SyncAction::*;
-    use SyncMode::{Both, Publish};
+    use SyncMode::{Both, Follow, Publish};
     use proptest::prelude::*;
 
     #[test]
@@ -356,6 +375,14 @@ mod tests {
             (("web",  L(A), true,  Both,    B, Some(A)), Push),
             (("web",  L(B), true,  Both,    A, Some(A)), Pull),
             (("web",  L(C), true,  Both,    A, Some(A)), Pull),
+            (("self", L(B), true,  Follow,  A, Some(A)), Reserved),
+            (("web",  E(B), true,  Follow,  A, Some(A)), Ended),
+            (("web",  M,    true,  Follow,  A, Some(A)), Absent),
+            (("web",  M,    false, Follow,  A, None),    Absent),
+            (("web",  L(A), true,  Follow,  A, Some(B)), InSync),
+            (("web",  L(B), false, Follow,  A, None),    Pull),
+            (("web",  L(B), true,  Follow,  A, Some(C)), Pull),
+            (("web",  L(A), true,  Follow,  B, Some(A)), Pull),
         ];
         for &(facts, expected) in rows {
             assert_eq!(run(facts), expected, "{facts:?}");
@@ -363,7 +390,7 @@ mod tests {
     }
 
     /// Every combination of the finite fact space: two rkeys, seven records, both `bound`
-    /// values, both modes, three specs and four `last` values.
+    /// values, the three modes, three specs and four `last` values.
     fn every_combination() -> Vec<Facts> {
         let records = [
             Rec::Missing,
@@ -378,7 +405,7 @@ mod tests {
         for rkey in ["self", "web"] {
             for rec in records {
                 for bound in [false, true] {
-                    for mode in [Both, Publish] {
+                    for mode in [Both, Publish, Follow] {
                         for spec in [A, B, C] {
                             for last in [None, Some(A), Some(B), Some(C)] {
                                 all.push((rkey, rec, bound, mode, spec, last));
@@ -415,8 +442,13 @@ mod tests {
                 "{case}"
             );
             assert_eq!(
+                action == Absent,
+                open && matches!(rec, Rec::Missing) && mode == Follow,
+                "{case}"
+            );
+            assert_eq!(
                 action == Create,
-                open && matches!(rec, Rec::Missing) && !(bound && mode == Both),
+                open && matches!(rec, Rec::Missing) && !(bound && mode == Both) && mode != Follow,
                 "{case}"
             );
             assert_eq!(action == InSync, open && live == Some(spec), "{case}");
@@ -425,7 +457,8 @@ mod tests {
             let record_moved = live.is_some_and(|record| last != Some(record));
             assert_eq!(
                 action == Pull,
-                open && differs && mode == Both && last.is_some() && !spec_moved,
+                open && differs
+                    && (mode == Follow || (mode == Both && last.is_some() && !spec_moved)),
                 "{case}"
             );
             assert_eq!(
@@ -435,7 +468,8 @@ mod tests {
             );
             assert_eq!(
                 action == Push,
-                open && differs && (mode == Publish || (spec_moved && !record_moved)),
+                open && differs
+                    && (mode == Publish || (mode == Both && spec_moved && !record_moved)),
                 "{case}"
             );
         }
@@ -457,18 +491,20 @@ mod tests {
             ended in any::<bool>(),
             record in any_hash(),
             bound in any::<bool>(),
-            publish in any::<bool>(),
+            mode in prop_oneof![Just(Both), Just(Publish), Just(Follow)],
             spec in any_hash(),
             last in proptest::option::of(any_hash()),
         ) {
             let rkey = Rkey::parse(&rkey).unwrap();
             let record = if present { RemoteRecord::Present { hash: record, ended } } else { RemoteRecord::Missing };
-            let mode = if publish { Publish } else { Both };
             let inputs = SyncInputs { rkey: &rkey, record, ever_bound: bound, spec, last, mode };
             let first = decide(&inputs);
             prop_assert_eq!(first, decide(&inputs.clone()));
-            if publish {
-                prop_assert!(!matches!(first, Pull | Delete | Conflict));
+            if mode == Publish {
+                prop_assert!(!matches!(first, Pull | Delete | Conflict | Absent));
+            }
+            if mode.is_read_only() {
+                prop_assert!(!matches!(first, Push | Create | Delete | Conflict));
             }
         }
     }

@@ -108,10 +108,15 @@ impl InfraEntry {
             .iter()
             .map(|name| json!({"name": name, "state": state, "computeKind": "vm"}))
             .collect();
+        // The sandbox gateway provides its simulated nodes itself: it is each node's winner.
         let statuses: Vec<Value> = self
             .contracts
             .iter()
-            .map(|name| json!({"name": name, "phase": contract_phase}))
+            .map(|name| match stage {
+                InfraStage::Deploying => json!({"name": name, "phase": contract_phase,
+                    "message": "waiting for the node to join the cluster"}),
+                _ => json!({"name": name, "phase": contract_phase, "winner": self.workspace}),
+            })
             .collect();
         let mut status = json!({"phase": phase, "contracts": statuses});
         if stage == InfraStage::Ended {
@@ -272,6 +277,12 @@ mod tests {
         let record = entry.record(InfraStage::Deploying, "now");
         assert_eq!(record["labels"][CLUSTER_LABEL], "alpha");
         assert_eq!(record["contracts"].as_array().map(Vec::len), Some(2));
+        assert_eq!(record["status"]["contracts"][0]["phase"], "requesting");
+        let deployed = entry.record(InfraStage::Deployed, "later");
+        assert_eq!(
+            deployed["status"]["contracts"][1]["winner"],
+            "did:plc:gateway"
+        );
         let ended = entry.record(InfraStage::Ended, "later");
         assert_eq!(ended["status"]["phase"], "ended");
         assert_eq!(ended["contracts"][0]["state"], "released");

@@ -710,8 +710,16 @@ export type DeploymentRow_Deserialize = {
 	 *  actions here are record edits that device acts on.
 	 */
 	writtenHere: boolean,
-	/**  The device that writes it, as the index says, when it is another one. */
+	/**
+	 *  The device that writes it, as the index says, when it is another one; for a record
+	 *  followed read-only, who keeps it ("the gateway of cluster dev").
+	 */
 	writer?: string | null,
+	/**
+	 *  Whether it follows a record another account keeps: shown as that record says, and
+	 *  changed only there (no edit, request, release or end here).
+	 */
+	readOnly: boolean,
 	/**  An EphemeralInfra's end (RFC 3339). */
 	expiresAt?: string | null,
 	/**  When it ended (RFC 3339). */
@@ -752,8 +760,16 @@ export type DeploymentRow_Serialize = {
 	 *  actions here are record edits that device acts on.
 	 */
 	writtenHere: boolean,
-	/**  The device that writes it, as the index says, when it is another one. */
+	/**
+	 *  The device that writes it, as the index says, when it is another one; for a record
+	 *  followed read-only, who keeps it ("the gateway of cluster dev").
+	 */
 	writer: string | null,
+	/**
+	 *  Whether it follows a record another account keeps: shown as that record says, and
+	 *  changed only there (no edit, request, release or end here).
+	 */
+	readOnly: boolean,
 	/**  An EphemeralInfra's end (RFC 3339). */
 	expiresAt: string | null,
 	/**  When it ended (RFC 3339). */
@@ -1078,10 +1094,20 @@ export type NodeInfraView = NodeInfraView_Serialize | NodeInfraView_Deserialize;
 
 /**  A cluster's node Infra as the window shows it. */
 export type NodeInfraView_Deserialize = {
+	/**
+	 *  The Infra deployment that follows the record here (open it for every contract's card
+	 *  and the timeline).
+	 */
+	deployment: string,
 	/**  The record's at-uri. */
 	uri: string,
 	/**  The Infra's rolled-up phase, as its record says. */
 	phase: string,
+	/**
+	 *  How the mirror stands with the record ("the repo cannot be read", "not in the repo"),
+	 *  when it is not following it.
+	 */
+	syncMessage?: string | null,
 	/**  Each contract entry: one per node. */
 	contracts: NodeContractView_Deserialize[],
 	/**  Where the NodeClaims and the Infra disagree, in words. */
@@ -1090,10 +1116,20 @@ export type NodeInfraView_Deserialize = {
 
 /**  A cluster's node Infra as the window shows it. */
 export type NodeInfraView_Serialize = {
+	/**
+	 *  The Infra deployment that follows the record here (open it for every contract's card
+	 *  and the timeline).
+	 */
+	deployment: string,
 	/**  The record's at-uri. */
 	uri: string,
 	/**  The Infra's rolled-up phase, as its record says. */
 	phase: string,
+	/**
+	 *  How the mirror stands with the record ("the repo cannot be read", "not in the repo"),
+	 *  when it is not following it.
+	 */
+	syncMessage: string | null,
 	/**  Each contract entry: one per node. */
 	contracts: NodeContractView_Serialize[],
 	/**  Where the NodeClaims and the Infra disagree, in words. */

@@ -19,6 +19,8 @@ export interface Row {
   syncMessage: string | null;
   writtenHere: boolean;
   writer: string | null;
+  /** Another account keeps its record: shown as that record says, changed only there. */
+  readOnly: boolean;
   expiresAt: string | null;
   endedAt: string | null;
   recordUri: string | null;

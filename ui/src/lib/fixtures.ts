@@ -16,6 +16,7 @@ export function row(name: string, overrides: Partial<Row> = {}): Row {
     syncMessage: null,
     writtenHere: true,
     writer: null,
+    readOnly: false,
     expiresAt: null,
     endedAt: null,
     recordUri: null,

@@ -17,7 +17,7 @@ export const SECTIONS: readonly Section[] = [
     id: "deployments",
     title: "Deployments",
     key: "1",
-    summary: "Every Infra and EphemeralInfra you declared, and the phase of each contract.",
+    summary: "Every Infra and EphemeralInfra you declared or follow, and the phase of each contract.",
   },
   {
     id: "clusters",

@@ -2,9 +2,11 @@
 //! whole or refused with every problem, contract intents, ending, rows and changes.
 
 use serde_json::json;
+use swdesk_api::clusters::{ClusterRow, NodeRow};
 use swdesk_api::deployments::{
     self, ContractIntent, IntentError, change, declare, rows, set_contract,
 };
+use swdesk_api::node_infra;
 use swdesk_api::secrets;
 use swdesk_core::collection::FOLLOWER_LABEL;
 use swdesk_core::deployment::SyncSummary;
@@ -205,6 +207,68 @@ fn a_deployment_another_device_writes_is_not_ended_here() {
     let refused = deployments::end(&store, DeploymentKind::Infra, &name, at(1));
     assert!(matches!(refused, Err(IntentError::Refused(_))));
     assert!(store.get::<InfraSpec>(&name).unwrap().is_some());
+}
+
+#[test]
+fn a_deployment_another_account_keeps_takes_no_intent_and_says_who_keeps_it() {
+    let (_dir, store) = store_file();
+    let claim = NodeRow {
+        name: "dev-node-0".into(),
+        phase: Some("Ready".into()),
+        node_name: None,
+        message: None,
+        workspace: Some("did:plc:gateway".into()),
+        infra: Some("nodes-1".into()),
+        contract: Some("node-0".into()),
+    };
+    let dev = ClusterRow {
+        name: "dev".into(),
+        phase: "Ready".into(),
+        waiting: false,
+        running: Some(true),
+        instance: None,
+        teardown_blocked: None,
+        server: None,
+        nodes: vec![claim],
+        members: Vec::new(),
+    };
+    let name = node_infra::keep(&store, &[dev], at(0)).unwrap().remove(0);
+    let row = rows(&store).unwrap().remove(0);
+    assert!(row.read_only && !row.written_here);
+    assert_eq!(row.writer.as_deref(), Some("the gateway of cluster dev"));
+
+    let kind = DeploymentKind::Infra;
+    let before = store.get::<InfraSpec>(&name).unwrap().unwrap();
+    let mut edit = web("mine now");
+    edit["metadata"]["name"] = json!(name.as_str());
+    let refusals = [
+        set_contract(
+            &store,
+            kind,
+            &name,
+            "node-0",
+            ContractIntent::Release,
+            at(1),
+        )
+        .err(),
+        deployments::end(&store, kind, &name, at(1)).err(),
+        declare(&store, &edit, at(1)).err(),
+    ];
+    for refused in refusals {
+        let Some(IntentError::Refused(why)) = refused else {
+            panic!("refused as read-only: {refused:?}");
+        };
+        assert!(
+            why.contains("read-only") && why.contains("the gateway of cluster dev"),
+            "{why}"
+        );
+    }
+    let after = store.get::<InfraSpec>(&name).unwrap().unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+    assert!(!after.metadata.is_deleting());
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 use swdesk_core::collection::{CollectionSpec, CollectionStatus, FOLLOWER_LABEL, FollowedEntry};
 use swdesk_core::declaration::Declaration;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::name::Name;
+use swdesk_core::name::{self, Name};
 use swdesk_core::object::{Metadata, Object, OwnerRef};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::rkey::{RESERVED, Rkey};
@@ -139,7 +139,7 @@ where
         let rkey = Rkey::parse(&entry.rkey).map_err(|error| invalid(error.to_string()))?;
         let uri = RecordUri::new(collection.spec.repo(), D::DEPLOYMENT.collection(), &rkey)
             .map_err(|error| invalid(error.to_string()))?;
-        let name = free_name(&entry.rkey, deployments)?;
+        let name = free_name(&entry.rkey, deployments);
         let mut metadata = Metadata::new(name.clone(), random_uid()?, self.context.now());
         metadata
             .labels
@@ -249,41 +249,10 @@ fn bound_rkey<D: Deployment>(deployment: &ObjectOf<D>) -> Option<String> {
 }
 
 /// A name for the follower of `rkey`: the rkey as a DNS label, numbered when taken.
-fn free_name<D: Deployment>(
-    rkey: &str,
-    deployments: &[ObjectOf<D>],
-) -> Result<Name, ReconcileError> {
-    let mut base: String = rkey
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    base.truncate(56);
-    let base = base.trim_matches('-').to_owned();
-    let base = if base.is_empty() {
-        "followed".to_owned()
-    } else {
-        base
-    };
-    let taken = |candidate: &str| {
+fn free_name<D: Deployment>(rkey: &str, deployments: &[ObjectOf<D>]) -> Name {
+    name::free_name(rkey, "followed", |candidate| {
         deployments
             .iter()
             .any(|d| d.metadata.name.as_str() == candidate)
-    };
-    let candidate = (1..1000)
-        .map(|n| {
-            if n == 1 {
-                base.clone()
-            } else {
-                format!("{base}-{n}")
-            }
-        })
-        .find(|candidate| !taken(candidate))
-        .unwrap_or(base);
-    Name::parse(&candidate).map_err(|error| ReconcileError::Invalid(error.to_string()))
+    })
 }

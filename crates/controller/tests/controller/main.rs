@@ -14,6 +14,7 @@ mod failures;
 mod fake;
 mod finalizer;
 mod observability;
+mod read_only;
 mod record;
 mod resync;
 mod scheduling;

@@ -8,9 +8,15 @@
 //! or a deployment progress on every device within about that (plus the writer's once-a-minute
 //! progress writes); at rest it waits for the resync.
 //!
+//! A record followed read-only (`sync: Follow`: another account keeps it, as a gateway keeps a
+//! tenant cluster's nodes as one Infra) is read from its keeper's repo at every run and
+//! mirrored whole, declaration and status; nothing is ever written back. Either kind of
+//! follower keeps the contract phase changes it saw ([`swdesk_core::seen`]): its timeline.
+//!
 //! Invariants: a follower's write replaces the declaration only, over exactly the record it
-//! read, keeping the writer's status and every other field; a follower that goes leaves the
-//! record as it is.
+//! read, keeping the writer's status and every other field; a read-only follower writes
+//! nothing to any repo and has no record writer child; a follower that goes leaves the record
+//! as it is.
 
 use std::time::Duration;
 
@@ -19,6 +25,7 @@ use swdesk_core::deployment::Deployment;
 use swdesk_core::infra::BoundRecord;
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::rollup::ObjectPhase;
+use swdesk_core::seen;
 use swdesk_core::sync::{SyncAction, SyncState};
 use swdesk_store::ObjectOf;
 
@@ -44,13 +51,15 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
     pub(super) async fn follow(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
         let now = self.context.now();
         let mut status = object.status.clone();
+        let read_only = object.spec.infra().record.sync.is_read_only();
         let in_motion = D::status(&object.status).phase.is_waiting();
         if let Some(bound) = D::status(&object.status)
             .record
             .as_ref()
-            .filter(|_| in_motion)
+            .filter(|_| in_motion && !read_only)
         {
-            // The writer's progress moves: read its record from a recent listing.
+            // The writer's progress moves: read its record from a recent listing (a record
+            // followed read-only is read afresh from its keeper's repo at every run).
             self.view
                 .record_within(
                     D::DEPLOYMENT.collection(),
@@ -64,6 +73,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         };
         self.show_writer_status(object, &mut status, &observed);
         match self.decide(object, &observed, false)? {
+            SyncAction::Pull if read_only => self.mirror(object, status, &observed).await,
             SyncAction::Pull => self.pull(object, status, &observed).await,
             SyncAction::Push => self.push_declaration(object, status, &observed).await,
             SyncAction::InSync => {
@@ -108,6 +118,13 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return;
         };
         let infra = D::status_mut(status);
+        let now = self.context.now();
+        seen::note(
+            &mut infra.seen,
+            &infra.contracts,
+            &facts.contract_statuses,
+            now,
+        );
         infra.phase = facts.phase;
         infra.contracts = facts.contract_statuses.clone();
         infra.ended_at = facts.ended_at;
@@ -120,6 +137,23 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 rkey: observed.rkey.clone(),
             });
         }
+    }
+
+    /// A record followed read-only changed: its declaration replaces the spec, with the
+    /// status already shown; nothing is written anywhere but the store.
+    async fn mirror(
+        &self,
+        object: &ObjectOf<D>,
+        status: D::Status,
+        observed: &Observed,
+    ) -> Result<Action, ReconcileError> {
+        let Some(facts) = observed.facts.as_ref() else {
+            return Ok(Action::AwaitChange);
+        };
+        let again = follow_again(D::status(&status).phase);
+        self.take_declaration(object, status, facts, SyncState::Following)
+            .await?;
+        Ok(again)
     }
 
     /// The owner edited the declaration here: write it into the writer's record, nothing else.

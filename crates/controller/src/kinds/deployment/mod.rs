@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use swdesk_core::declaration::{Declaration, genesis_changes, record_problems};
-use swdesk_core::deployment::{Deployment, RecordFacts, is_follower, record_child_name};
+use swdesk_core::deployment::{Deployment, RecordFacts, Writer, record_child_name, writer};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
 use swdesk_core::name::Name;
 use swdesk_core::object::{Metadata, Object};
@@ -90,7 +90,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// One run for a deployment that has not ended.
     async fn apply(&self, object: &ObjectOf<D>) -> Result<Action, ReconcileError> {
-        if is_follower(&object.metadata) {
+        if writer(&object.metadata, object.spec.infra()) != Writer::Here {
             return self.follow(object).await;
         }
         if D::status(&object.status).ended_at.is_some() {
@@ -166,10 +166,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         object: &ObjectOf<D>,
     ) -> Result<Result<Observed, String>, ReconcileError> {
         let rkey = self.bind(object).await?;
-        let remote = self
-            .view
-            .record(D::DEPLOYMENT.collection(), rkey.as_str())
-            .await?;
+        let remote = self.read_record(object, &rkey).await?;
         let facts = match remote
             .as_ref()
             .map(|record| read_valid::<D>(&record.value))
@@ -183,6 +180,31 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             remote,
             facts,
         }))
+    }
+
+    /// The record at `rkey`: from the owner's shared listing, or, for a record another
+    /// account keeps, from that account's repo.
+    async fn read_record(
+        &self,
+        object: &ObjectOf<D>,
+        rkey: &Rkey,
+    ) -> Result<Option<RemoteRecord>, ReconcileError> {
+        let owner = self.context.repo().owner();
+        match (object.spec.infra().record.uri.as_ref()).filter(|uri| uri.authority() != owner) {
+            Some(uri) => Ok(self
+                .context
+                .repo()
+                .get(uri)
+                .await?
+                .map(|stored| RemoteRecord {
+                    cid: stored.cid,
+                    value: stored.value,
+                })),
+            None => Ok(self
+                .view
+                .record(D::DEPLOYMENT.collection(), rkey.as_str())
+                .await?),
+        }
     }
 
     /// The rkey of the deployment: the one declared, the one still bound, or the first of its
@@ -289,8 +311,12 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 self.publish(object, status, observed, action).await
             }
             SyncAction::Pull => self.pull(object, status, observed).await,
-            SyncAction::Conflict => {
-                set_sync(D::status_mut(&mut status), SyncState::Conflict, now);
+            SyncAction::Conflict | SyncAction::Absent => {
+                let state = match action {
+                    SyncAction::Conflict => SyncState::Conflict,
+                    _ => SyncState::RecordGone,
+                };
+                set_sync(D::status_mut(&mut status), state, now);
                 self.write_status(object, status).await?;
                 Ok(Action::AwaitChange)
             }
@@ -432,19 +458,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             self.write_status(object, status).await?;
             return Ok(Action::AwaitChange);
         }
-        let agreed = D::status_mut(&mut status);
-        agreed.last_declaration_hash = Some(facts.hash);
-        set_sync(agreed, SyncState::Pulled, now);
-        // The declaration and the hash it agrees on are written together: an owner's edit
-        // landing between the two would otherwise look like a conflict.
-        let mut pulled = object.clone();
-        let infra = pulled.spec.infra_mut();
-        infra.description = facts.description.clone();
-        infra.contracts = facts.contracts.clone();
-        pulled.status = status;
         let pulled = self
-            .context
-            .store(move |store| store.replace_with_status::<D>(&pulled))
+            .take_declaration(object, status, facts, SyncState::Pulled)
             .await?;
         let child = self.child(&pulled).await?;
         self.apply_child(
@@ -456,6 +471,29 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         )
         .await?;
         Ok(Action::AwaitChange)
+    }
+
+    /// Makes the record's declaration (`facts`) the spec, with `status` agreeing on its hash
+    /// and in `state`. Both are written together: an owner's edit landing between the two
+    /// would otherwise look like a conflict.
+    async fn take_declaration(
+        &self,
+        object: &ObjectOf<D>,
+        mut status: D::Status,
+        facts: &RecordFacts,
+        state: SyncState,
+    ) -> Result<ObjectOf<D>, ReconcileError> {
+        let agreed = D::status_mut(&mut status);
+        agreed.last_declaration_hash = Some(facts.hash);
+        set_sync(agreed, state, self.context.now());
+        let mut taken = object.clone();
+        let infra = taken.spec.infra_mut();
+        infra.description = facts.description.clone();
+        infra.contracts = facts.contracts.clone();
+        taken.status = status;
+        self.context
+            .store(move |store| store.replace_with_status::<D>(&taken))
+            .await
     }
 
     /// The end: release every contract, wait for the guests to go, make the final write, move
@@ -680,7 +718,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
 
     /// The deletion: the end (unless the deployment ended already), then the child goes.
     async fn cleanup(&self, object: &ObjectOf<D>) -> Result<CleanupProgress, ReconcileError> {
-        if !is_follower(&object.metadata)
+        if writer(&object.metadata, object.spec.infra()) == Writer::Here
             && D::status(&object.status).ended_at.is_none()
             && let CleanupProgress::Waiting(action) = self.end(object, EndReason::Deleted).await?
         {

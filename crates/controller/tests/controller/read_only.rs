@@ -1,0 +1,186 @@
+//! A record another account keeps, followed read-only (`sync: Follow`): a gateway's node Infra.
+
+use serde_json::{Value, json};
+use swdesk_core::compute::ComputeContractSpec;
+use swdesk_core::infra::{InfraSpec, InfraStatus, RecordBinding};
+use swdesk_core::object::Object;
+use swdesk_core::record::AtprotoRecordSpec;
+use swdesk_core::rkey::Rkey;
+use swdesk_core::rollup::{ContractPhase, ObjectPhase};
+use swdesk_core::sync::{SyncMode, SyncState};
+use swdesk_core::uri::RecordUri;
+
+use crate::name;
+use crate::support::{Core, World};
+
+const INFRA: &str = "computer.socialweb.infra";
+const GATEWAY: &str = "did:plc:gatewaygatewaygateway";
+const RKEY: &str = "nodes-0123456789abcdef0123";
+
+/// The gateway's node Infra: one `requested` contract per node, each at `phases`.
+fn nodes(phases: &[(&str, &str)], phase: &str) -> Value {
+    let contracts: Vec<Value> = phases
+        .iter()
+        .map(|(name, _)| json!({"name": name, "state": "requested", "computeKind": "vm"}))
+        .collect();
+    let statuses: Vec<Value> = phases
+        .iter()
+        .map(|(name, phase)| json!({"name": name, "phase": phase, "winner": GATEWAY}))
+        .collect();
+    json!({
+        "$type": INFRA,
+        "description": "nodes of dev",
+        "contracts": contracts,
+        "status": {"phase": phase, "contracts": statuses},
+        "createdAt": "2026-12-03T00:00:00.000Z",
+    })
+}
+
+/// A device following the gateway's record, which holds `record`, settled.
+async fn following(record: Value) -> (World, Core) {
+    let world = World::new();
+    let core = Core::new(&world);
+    world.repo.write_directly(GATEWAY, INFRA, RKEY, record);
+    follow_nodes(&world);
+    core.settle(&world).await;
+    (world, core)
+}
+
+fn follow_nodes(world: &World) {
+    let uri = RecordUri::new(GATEWAY, INFRA, &Rkey::parse(RKEY).unwrap()).unwrap();
+    let object = Object {
+        metadata: world.metadata("dev-nodes"),
+        spec: InfraSpec {
+            record: RecordBinding {
+                uri: Some(uri),
+                sync: SyncMode::Follow,
+            },
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    world.store.create::<InfraSpec>(&object).unwrap();
+}
+
+fn shown(world: &World) -> Object<InfraSpec, InfraStatus> {
+    world
+        .store
+        .get::<InfraSpec>(&name("dev-nodes"))
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_record_another_account_keeps_is_mirrored_with_what_was_seen_and_never_written() {
+    let (world, core) = following(nodes(&[("node-0", "requesting")], "deploying")).await;
+
+    let first = shown(&world);
+    assert_eq!(first.spec.description.as_deref(), Some("nodes of dev"));
+    assert_eq!(first.status.phase, ObjectPhase::Deploying);
+    assert_eq!(
+        first.status.sync.as_ref().map(|sync| &sync.state),
+        Some(&SyncState::Following)
+    );
+
+    world.clock.advance_seconds(90);
+    world.repo.write_directly(
+        GATEWAY,
+        INFRA,
+        RKEY,
+        nodes(
+            &[("node-0", "deployed"), ("node-1", "deployed")],
+            "deployed",
+        ),
+    );
+    core.settle(&world).await;
+
+    let moved = shown(&world);
+    assert_eq!(moved.spec.contracts.len(), 2, "the declaration is mirrored");
+    assert_eq!(moved.status.phase, ObjectPhase::Deployed);
+    assert_eq!(
+        moved.status.contracts[1].winner.as_deref(),
+        Some(GATEWAY),
+        "the winner as the keeper's record says"
+    );
+    let seen: Vec<(&str, ContractPhase)> = moved
+        .status
+        .seen
+        .iter()
+        .map(|change| (change.contract.as_str(), change.phase))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("node-0", ContractPhase::Requesting),
+            ("node-0", ContractPhase::Deployed),
+            ("node-1", ContractPhase::Deployed),
+        ]
+    );
+    assert_eq!(moved.status.seen[1].at, world.clock_now());
+
+    let calls = world.repo.calls();
+    assert_eq!(
+        calls.writes(),
+        0,
+        "nothing is written to any repo: {calls:?}"
+    );
+    assert!(
+        world.store.list::<AtprotoRecordSpec>().unwrap().is_empty(),
+        "no record writer"
+    );
+    assert!(
+        world
+            .store
+            .list::<ComputeContractSpec>()
+            .unwrap()
+            .is_empty(),
+        "its contracts run where it is kept"
+    );
+    assert!(
+        world
+            .repo
+            .value(crate::support::OWNER, INFRA, "self")
+            .is_none(),
+        "it is not in the owner's index"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kept_record_that_goes_or_does_not_answer_is_shown_as_such_and_the_mirror_stays() {
+    let (world, core) = following(nodes(&[("node-0", "deployed")], "deployed")).await;
+
+    world.repo.set_offline(true);
+    core.settle(&world).await;
+    let offline = shown(&world);
+    assert!(matches!(
+        offline.status.sync.as_ref().map(|sync| &sync.state),
+        Some(SyncState::Offline { .. })
+    ));
+    assert_eq!(offline.spec.contracts.len(), 1, "the last mirror is kept");
+    assert_eq!(offline.status.phase, ObjectPhase::Deployed);
+
+    world.repo.set_offline(false);
+    world.repo.remove_directly(GATEWAY, INFRA, RKEY);
+    core.settle(&world).await;
+    let gone = shown(&world);
+    assert_eq!(
+        gone.status.sync.as_ref().map(|sync| &sync.state),
+        Some(&SyncState::RecordGone)
+    );
+    assert_eq!(gone.spec.contracts.len(), 1, "nothing is deleted here");
+
+    world
+        .store
+        .delete::<InfraSpec>(&name("dev-nodes"), world.clock_now())
+        .unwrap();
+    core.settle(&world).await;
+    assert!(
+        world
+            .store
+            .get::<InfraSpec>(&name("dev-nodes"))
+            .unwrap()
+            .is_none(),
+        "it goes without a final write"
+    );
+    assert_eq!(world.repo.calls().writes(), 0);
+}

@@ -7,7 +7,7 @@
 //! in a reconcile fails that run only (retried with [`Backoff::DEFAULT`], since there is no
 //! error value to give the error policy); the status board and the events follow every change.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -236,6 +236,12 @@ impl<R: Reconciler> Dispatch<R> {
                 self.emit(RuntimeEvent::Resynced {
                     kind: self.kind,
                     keys: names.len(),
+                });
+                // A key the store no longer lists, idle and unscheduled, is an object gone:
+                // its status goes too, so the board holds what exists, not all that ever did.
+                let listed: HashSet<&Name> = names.iter().collect();
+                self.board.retain(|name, status| {
+                    listed.contains(name) || status.running || status.next_run.is_some()
                 });
                 names.into_iter().for_each(|name| self.trigger(name, now));
             }

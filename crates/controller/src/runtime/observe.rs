@@ -124,6 +124,11 @@ impl StatusBoard {
         change(statuses.entry(name.clone()).or_default());
     }
 
+    /// Keeps only the statuses `keep` says to.
+    pub(crate) fn retain(&self, keep: impl Fn(&Name, &KeyStatus) -> bool) {
+        self.lock().retain(|name, status| keep(name, status));
+    }
+
     /// Changes every status.
     pub(crate) fn update_all(&self, change: impl Fn(&mut KeyStatus)) {
         self.lock().values_mut().for_each(change);

@@ -69,3 +69,34 @@ async fn a_failed_resync_is_reported_and_tried_again_next_period() {
     assert_eq!(seen[..2], [failed, resynced]);
     assert_eq!(fake.starts(), runs(&[("a", 300_100)]));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_status_of_a_key_the_resync_no_longer_lists_goes() {
+    let fake = Fake::new();
+    let listings = Arc::new(AtomicUsize::new(0));
+    let lister = {
+        let listings = Arc::clone(&listings);
+        move || {
+            let first = listings.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                // The object "gone" is deleted between the first and the second listing.
+                let names = if first {
+                    vec![name("kept"), name("gone")]
+                } else {
+                    vec![name("kept")]
+                };
+                Ok::<_, Infallible>(names)
+            }
+        }
+    };
+    let controller =
+        Controller::spawn_with_resync(Kind::Infra, fake.clone(), every_five_minutes(), lister);
+    wait(60 * 1000).await;
+    assert!(controller.status(&name("gone")).is_some());
+    wait(5 * 60 * 1000).await;
+    assert!(controller.status(&name("kept")).is_some());
+    assert!(
+        controller.status(&name("gone")).is_none(),
+        "the board holds what exists, not all that ever did"
+    );
+}

@@ -32,6 +32,10 @@ use crate::serde_name as text;
 /// The collection the gateway keeps node Infras in.
 pub const COLLECTION: &str = swdesk_lexicon::computer::socialweb::infra::NSID;
 
+/// The most clusters whose nodes the desk follows: a gateway that describes more (a hostile
+/// one) fills no more of the store than this.
+pub const MAX_FOLLOWED: usize = 64;
+
 /// The label naming the tenant cluster whose nodes an Infra holds (the gateway labels its own
 /// Infra so; the desk labels the object that follows it the same way).
 pub const CLUSTER_LABEL: &str = "infra.socialweb.computer/cluster";
@@ -86,8 +90,9 @@ pub fn record_of(nodes: &[NodeRow]) -> Option<RecordUri> {
 
 /// Makes the store follow the node Infra of each of `clusters` (as the gateway's live feed
 /// describes them): one read-only Infra per cluster whose claims name one, bound to that
-/// record; an object whose cluster is gone goes (its record stays, the gateway's). Returns
-/// the objects kept, for the controller to look at again now that their cluster changed.
+/// record, for at most [`MAX_FOLLOWED`] clusters; an object whose cluster is gone goes (its
+/// record stays, the gateway's). Returns the objects kept, for the controller to look at
+/// again now that their cluster changed.
 pub fn keep(
     store: &Store,
     clusters: &[ClusterRow],
@@ -102,7 +107,13 @@ pub fn keep(
         match (existing, record_of(&cluster.nodes)) {
             (Some(object), Some(uri)) => kept.push(rebind(store, object, uri)?),
             (Some(object), None) => kept.push(object.metadata.name.clone()),
-            (None, Some(uri)) => kept.push(create(store, &cluster.name, uri, now)?),
+            (None, Some(uri)) if kept.len() < MAX_FOLLOWED => {
+                kept.push(create(store, &cluster.name, uri, now)?);
+            }
+            (None, Some(_)) => tracing::warn!(
+                max = MAX_FOLLOWED,
+                "the gateway describes more clusters with nodes than the desk follows"
+            ),
             (None, None) => {}
         }
     }
@@ -388,6 +399,20 @@ mod tests {
         // The cluster gone: its follower goes.
         keep(&store, &[empty], now()).unwrap();
         assert!(store.get::<InfraSpec>(&kept[0]).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_gateway_describing_more_clusters_than_followed_fills_no_more_of_the_store() {
+        let (_dir, store) = swdesk_testkit::store_file();
+        let many: Vec<ClusterRow> = (0..MAX_FOLLOWED + 3)
+            .map(|n| {
+                let name = format!("c{n}");
+                let claim = node(&format!("{name}-node"), &format!("nodes-{n}"), "node-0");
+                cluster(&name, vec![claim])
+            })
+            .collect();
+        assert_eq!(keep(&store, &many, now()).unwrap().len(), MAX_FOLLOWED);
+        assert_eq!(store.list::<InfraSpec>().unwrap().len(), MAX_FOLLOWED);
     }
 
     #[test]

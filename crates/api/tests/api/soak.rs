@@ -11,7 +11,10 @@
 //! - the index lists exactly the live deployments, each once.
 //!
 //! It prints the operations done, the faults injected, the checks and the invariant violations
-//! (which must be 0), and the process's memory at start, after each minute's check and at end.
+//! (which must be 0), and the process's memory at start, after each minute's check and at end:
+//! resident (`VmRSS`) and the process's own part of it (`RssAnon`: heap, stacks), which is
+//! where a leak shows. The rest of the resident memory is the binary's code and the libraries
+//! mapped from disk: it grows as more code paths run (faults, retries) and is no leak.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -82,7 +85,7 @@ async fn soak() {
         AccountController::start(&data.path().join("app"), agent, resolver, quick_engine())
             .await
             .unwrap();
-    let memory_at_start = resident_kib();
+    let memory_at_start = Memory::now();
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |since| since.as_nanos() as u64 | 1);
@@ -94,7 +97,7 @@ async fn soak() {
     let mut next_check = Instant::now() + Duration::from_secs(60);
     // Sampled after each check (the controller settled): a leak climbs minute after minute; a
     // cache filling up levels off.
-    let mut memory_by_minute: Vec<u64> = Vec::new();
+    let mut memory_by_minute: Vec<Memory> = Vec::new();
     loop {
         act(&controller, &mut dice, &mut tally, &mut live, &mut made);
         if dice.roll(6) == 0 {
@@ -108,22 +111,20 @@ async fn soak() {
             check(&controller, repo, &live, &made, &mut tally).await;
             // The proxy's log of requests grows with every one; the soak never reads it back.
             proxy.forget_seen();
-            memory_by_minute.push(resident_kib());
+            memory_by_minute.push(Memory::now());
             next_check = Instant::now() + Duration::from_secs(60);
         }
         if finished {
             break;
         }
     }
-    let memory_at_end = resident_kib();
+    let memory_at_end = Memory::now();
     let injected = proxy.injected();
     let after_first_minute = memory_by_minute.first().copied().unwrap_or(memory_at_start);
     println!(
         "soak: {minutes} min (seed {seed}): {} declared, {} edited, {} released, {} ended ({} \
          before their record was bound); \
-         {} faults scheduled, {injected} injected; {} checks, {} invariant violations; \
-         memory {} MiB at start, {} MiB after the first minute, {} MiB at end ({:+.1}% since \
-         the start, {:+.1}% since the first minute)",
+         {} faults scheduled, {injected} injected; {} checks, {} invariant violations",
         tally.declared,
         tally.edited,
         tally.released,
@@ -132,20 +133,30 @@ async fn soak() {
         tally.faults,
         tally.checks,
         tally.violations.len(),
-        memory_at_start / 1024,
-        after_first_minute / 1024,
-        memory_at_end / 1024,
-        growth(memory_at_start, memory_at_end),
-        growth(after_first_minute, memory_at_end),
     );
-    let series: Vec<String> = memory_by_minute
-        .iter()
-        .map(|kib| format!("{:.1}", *kib as f64 / 1024.0))
-        .collect();
-    println!(
-        "soak: memory after each minute's check (MiB): {}",
-        series.join(", ")
-    );
+    for (what, of) in [
+        (
+            "the process's own memory (RssAnon)",
+            Memory::anonymous as fn(&Memory) -> u64,
+        ),
+        ("resident memory (VmRSS)", Memory::resident),
+    ] {
+        let series: Vec<String> = memory_by_minute
+            .iter()
+            .map(|memory| format!("{:.1}", of(memory) as f64 / 1024.0))
+            .collect();
+        println!(
+            "soak: {what}: {:.1} MiB at start, {:.1} MiB after the first minute, {:.1} MiB at \
+             end ({:+.1}% since the start, {:+.1}% since the first minute); after each \
+             minute's check (MiB): {}",
+            of(&memory_at_start) as f64 / 1024.0,
+            of(&after_first_minute) as f64 / 1024.0,
+            of(&memory_at_end) as f64 / 1024.0,
+            growth(of(&memory_at_start), of(&memory_at_end)),
+            growth(of(&after_first_minute), of(&memory_at_end)),
+            series.join(", ")
+        );
+    }
     for violation in &tally.violations {
         println!("violation: {violation}");
     }
@@ -347,15 +358,36 @@ fn growth(from: u64, to: u64) -> f64 {
     (to as f64 / from.max(1) as f64 - 1.0) * 100.0
 }
 
-/// The process's resident memory, in KiB.
-fn resident_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
+/// The process's memory, in KiB, as `/proc/self/status` says.
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    /// `VmRSS`: everything resident, the binary's code mapped from disk included.
+    resident: u64,
+    /// `RssAnon`: the process's own (heap, stacks).
+    anonymous: u64,
+}
+
+impl Memory {
+    fn now() -> Self {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let field = |name: &str| {
             status
                 .lines()
-                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .find_map(|line| line.strip_prefix(name))
                 .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
+                .unwrap_or(0)
+        };
+        Self {
+            resident: field("VmRSS:"),
+            anonymous: field("RssAnon:"),
+        }
+    }
+
+    fn resident(&self) -> u64 {
+        self.resident
+    }
+
+    fn anonymous(&self) -> u64 {
+        self.anonymous
+    }
 }

@@ -1,7 +1,8 @@
 //! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
 //! loopback: create a cluster and watch it become Ready live, see its nodes (each with its
 //! contract as the gateway's node Infra record says, and that Infra followed read-only as a
-//! deployment with the same contract cards and timeline), download a
+//! deployment with the same contract cards and timeline; a node lost is drift until it
+//! rejoins), download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
@@ -121,6 +122,17 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     let server = window.text_of("[data-testid='cluster-server']").await?;
     window.screenshot("ready-with-nodes").await?;
     nodes_open_as_a_read_only_deployment(&mut window).await?;
+    // A node lost (its claim gone, the Infra still holding its contract) is drift, shown until
+    // the node rejoins.
+    let lost = |lost: bool| gateway.set_node_lost(&owner.did, "dev", "node-1", lost);
+    lost(true).map_err(anyhow::Error::msg)?;
+    let drift = "[data-testid='node-infra-drift']";
+    window
+        .wait_for_text(drift, "the Infra holds contract node-1 that no node claims")
+        .await?;
+    window.screenshot("node-lost").await?;
+    lost(false).map_err(anyhow::Error::msg)?;
+    window.wait_for_gone(drift, STEP_TIMEOUT).await?;
 
     let file = window.home().join("kube").join("dev.yaml");
     window

@@ -12,7 +12,7 @@
 //! Invariants: the state lock is never held across an await; every change of what a
 //! subscriber sees is broadcast as the frames that describe it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use swdesk_net::Outbound;
 
@@ -69,6 +69,8 @@ struct Cluster {
     jobs: HashMap<(String, String), JobRun>,
     grants: Vec<Grant>,
     infra: InfraEntry,
+    /// Contract entries whose node is lost: their NodeClaims are gone, the Infra holds them.
+    lost: BTreeSet<String>,
 }
 
 impl Cluster {
@@ -134,30 +136,38 @@ impl Cluster {
                 Some("waiting for the control plane: it is down"),
             ),
         };
-        let ready = phase == NodeClaimPhase::Ready;
         self.infra
             .contracts
             .iter()
-            .map(|contract| {
-                Message::NodeClaim(frames::NodeClaim {
-                    cluster: self.name.clone(),
-                    name: format!("{}-{contract}", self.name),
-                    phase: Some(phase.clone()),
-                    node_name: ready
-                        .then(|| format!("{}-{contract}-{}", self.name, &self.instance[..8])),
-                    message: message.map(str::to_owned),
-                    infra: Some(frames::NodeClaimInfra {
-                        workspace: Some(self.infra.workspace.clone()),
-                        name: self.infra.name.clone(),
-                        contract: contract.clone(),
-                        compute_contract: Some(self.infra.compute_contract(contract)),
-                        extra: Map::new(),
-                    }),
-                    deleted: deleted.then_some(true),
-                    extra: Map::new(),
-                })
-            })
+            .filter(|contract| !self.lost.contains(*contract))
+            .map(|contract| self.node_frame(contract, &phase, message, deleted))
             .collect()
+    }
+
+    fn node_frame(
+        &self,
+        contract: &str,
+        phase: &NodeClaimPhase,
+        message: Option<&str>,
+        deleted: bool,
+    ) -> Message {
+        let ready = *phase == NodeClaimPhase::Ready;
+        Message::NodeClaim(frames::NodeClaim {
+            cluster: self.name.clone(),
+            name: format!("{}-{contract}", self.name),
+            phase: Some(phase.clone()),
+            node_name: ready.then(|| format!("{}-{contract}-{}", self.name, &self.instance[..8])),
+            message: message.map(str::to_owned),
+            infra: Some(frames::NodeClaimInfra {
+                workspace: Some(self.infra.workspace.clone()),
+                name: self.infra.name.clone(),
+                contract: contract.to_owned(),
+                compute_contract: Some(self.infra.compute_contract(contract)),
+                extra: Map::new(),
+            }),
+            deleted: deleted.then_some(true),
+            extra: Map::new(),
+        })
     }
 
     fn frames(&self, deleted: bool) -> Vec<Message> {
@@ -360,6 +370,7 @@ impl Gateway {
                 state: MemberState::Active,
             }],
             infra,
+            lost: BTreeSet::new(),
         };
         let phase = {
             let mut accounts = self.lock();
@@ -444,6 +455,38 @@ impl Gateway {
             self.schedule_ready(owner, name, epoch);
         }
         Ok(started.0)
+    }
+
+    /// Simulates the node of `contract` lost (its machine gone without a release): its
+    /// NodeClaim goes while the Infra record still holds the contract, deployed. With `lost`
+    /// false the node rejoins.
+    pub fn set_node_lost(
+        &self,
+        owner: &str,
+        name: &str,
+        contract: &str,
+        lost: bool,
+    ) -> Result<(), Refusal> {
+        let gone = self.change(owner, name, |cluster| {
+            if !cluster
+                .infra
+                .contracts
+                .iter()
+                .any(|entry| entry == contract)
+            {
+                return Err(not_found(contract));
+            }
+            if lost {
+                cluster.lost.insert(contract.to_owned());
+            } else {
+                cluster.lost.remove(contract);
+            }
+            Ok(cluster.node_frame(contract, &NodeClaimPhase::Ready, None, true))
+        })?;
+        if lost {
+            self.emit(owner, vec![gone]);
+        }
+        Ok(())
     }
 
     /// `controlPlaneDown`: `Unavailable` at once, the store kept.

@@ -73,6 +73,21 @@ pub struct RunningGateway {
 }
 
 impl RunningGateway {
+    /// Simulates the node of `owner`'s cluster `cluster` that runs `contract` lost (its
+    /// NodeClaim gone, the Infra still holding the contract) or, with `lost` false, rejoined:
+    /// the drift a desk must show, and clear.
+    pub fn set_node_lost(
+        &self,
+        owner: &str,
+        cluster: &str,
+        contract: &str,
+        lost: bool,
+    ) -> Result<(), String> {
+        self.gateway
+            .set_node_lost(owner, cluster, contract, lost)
+            .map_err(|refusal| format!("{}: {}", refusal.error, refusal.message))
+    }
+
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
         self.gateway.close();

@@ -231,13 +231,6 @@ fn guest_secret(secret: &SecretRef, contract: &str, status: &ComputeContractStat
         .delivered
         .iter()
         .find(|delivery| delivery.name == secret.name);
-    let current = secrets.undelivered(std::slice::from_ref(secret)).is_empty();
-    let waiting = (!current).then(|| match (&secrets.guest_key, &secrets.problem) {
-        _ if status.receipt.is_none() => "waiting for the contract to be deployed".to_owned(),
-        (None, _) => "waiting for the guest's key".to_owned(),
-        (Some(_), Some(problem)) => problem.clone(),
-        (Some(_), None) => "waiting to be sealed and delivered".to_owned(),
-    });
     GuestSecret {
         contract: contract.to_owned(),
         guest_key: secrets
@@ -246,7 +239,7 @@ fn guest_secret(secret: &SecretRef, contract: &str, status: &ComputeContractStat
             .map(|key| short_recipient(&key.recipient)),
         delivered_version: delivery.map(|delivery| delivery.version),
         delivered_at: delivery.map(|delivery| delivery.delivered_at.to_rfc3339()),
-        waiting,
+        waiting: status.secret_waits_for(secret),
     }
 }
 

@@ -232,6 +232,21 @@ impl ComputeContractStatus {
         }
     }
 
+    /// What this contract's `secret` waits for, in words; `None` once it is delivered at its
+    /// version to the guest key seen last.
+    pub fn secret_waits_for(&self, secret: &SecretRef) -> Option<String> {
+        let secrets = &self.secrets;
+        if secrets.undelivered(std::slice::from_ref(secret)).is_empty() {
+            return None;
+        }
+        Some(match (&secrets.guest_key, &secrets.problem) {
+            _ if self.receipt.is_none() => "waiting for the contract to be deployed".to_owned(),
+            (None, _) => "waiting for the guest's key".to_owned(),
+            (Some(_), Some(problem)) => problem.clone(),
+            (Some(_), None) => "waiting to be sealed and delivered".to_owned(),
+        })
+    }
+
     /// Whether a guest may exist: a receipt is held and the release is not confirmed.
     pub fn holds_guest(&self) -> bool {
         self.receipt.is_some() && self.phase != ComputePhase::Released
@@ -325,6 +340,41 @@ mod tests {
             detail: None,
             uri: uri.into(),
         }
+    }
+
+    #[test]
+    fn a_secret_says_what_it_waits_for_until_it_is_delivered() {
+        let secret = SecretRef {
+            name: "db".into(),
+            keychain_entry: "secret/Infra/web/db".into(),
+            contracts: Vec::new(),
+            version: 1,
+        };
+        let mut status = ComputeContractStatus::default();
+        let waits = |status: &ComputeContractStatus| status.secret_waits_for(&secret);
+        assert_eq!(
+            waits(&status).as_deref(),
+            Some("waiting for the contract to be deployed")
+        );
+        status.receipt = Some(receipt());
+        assert_eq!(
+            waits(&status).as_deref(),
+            Some("waiting for the guest's key")
+        );
+        status.secrets.guest_key = Some(crate::secret::GuestKey {
+            recipient: "age1guest".into(),
+            event: "at://did:plc:bidder/com.publicdomainrelay.temp.market.event/1".into(),
+            seen_at: second(0),
+        });
+        assert_eq!(
+            waits(&status).as_deref(),
+            Some("waiting to be sealed and delivered")
+        );
+        status.secrets.problem = Some("the provider did not answer".into());
+        assert_eq!(
+            waits(&status).as_deref(),
+            Some("the provider did not answer")
+        );
     }
 
     #[test]

@@ -17,10 +17,10 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+use swdesk_core::drift::{NodeClaim, node_disagreements};
 use swdesk_core::infra::{ContractStatus, InfraSpec, InfraStatus, RecordBinding};
 use swdesk_core::name::{Name, free_name};
 use swdesk_core::object::{Metadata, Object};
-use swdesk_core::rollup::ContractPhase;
 use swdesk_core::sync::SyncMode;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
@@ -167,7 +167,16 @@ pub fn view(
         drift: if nodes.is_empty() {
             Vec::new()
         } else {
-            disagreements(&status.contracts, nodes)
+            let claims: Vec<NodeClaim<'_>> = nodes
+                .iter()
+                .filter_map(|node| {
+                    Some(NodeClaim {
+                        node: &node.name,
+                        contract: node.contract.as_deref()?,
+                    })
+                })
+                .collect();
+            node_disagreements(&status.contracts, &claims)
         },
     }))
 }
@@ -258,46 +267,9 @@ fn contract_view(status: &ContractStatus, nodes: &[NodeRow]) -> NodeContractView
     }
 }
 
-/// Where the claims and the Infra's entries disagree.
-fn disagreements(statuses: &[ContractStatus], nodes: &[NodeRow]) -> Vec<String> {
-    let held: BTreeSet<&str> = statuses.iter().map(|status| status.name.as_str()).collect();
-    let claimed: BTreeSet<&str> = nodes
-        .iter()
-        .filter_map(|node| node.contract.as_deref())
-        .collect();
-    let mut drift: Vec<String> = nodes
-        .iter()
-        .filter_map(|node| Some((node, node.contract.as_deref()?)))
-        .filter(|(_, contract)| !held.contains(contract))
-        .map(|(node, contract)| {
-            format!(
-                "node {} names contract {contract}, which the Infra does not hold",
-                node.name
-            )
-        })
-        .collect();
-    drift.extend(
-        statuses
-            .iter()
-            .filter(|status| {
-                !matches!(
-                    status.phase,
-                    ContractPhase::Released | ContractPhase::Failed
-                )
-            })
-            .filter(|status| !claimed.contains(status.name.as_str()))
-            .map(|status| {
-                format!(
-                    "the Infra holds contract {} that no node claims",
-                    status.name
-                )
-            }),
-    );
-    drift
-}
-
 #[cfg(test)]
 mod tests {
+    use swdesk_core::rollup::ContractPhase;
     use swdesk_core::sync::{SyncState, SyncStatus};
 
     use super::*;

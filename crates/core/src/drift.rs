@@ -4,12 +4,20 @@
 //! terms rewritten. Each drift says what differs, since when, and the fix the owner can take
 //! in one click.
 //!
+//! A tenant cluster's nodes drift from the one Infra that holds them (seed 000, plan 0031)
+//! when a NodeClaim names an entry the Infra does not hold, or a live entry has no claim (a
+//! node lost without a release): [`node_disagreements`].
+//!
 //! Invariants: drift is looked for only while a contract is Deployed, and found again at every
 //! look (level-triggered): a look that cannot tell (the provider's PDS unreachable) keeps what
 //! was found before; a drift found again keeps the time it was first seen.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
+use crate::infra::ContractStatus;
+use crate::rollup::ContractPhase;
 use crate::timestamp::Timestamp;
 
 /// What drifted.
@@ -82,9 +90,85 @@ pub fn receipt_drift(
     })
 }
 
+/// A cluster node's claim on a contract entry of its Infra.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeClaim<'a> {
+    /// The NodeClaim's name.
+    pub node: &'a str,
+    /// The Infra's contract entry it names.
+    pub contract: &'a str,
+}
+
+/// Where a cluster's node `claims` and its Infra's contract `statuses` disagree, in words:
+/// each claim naming an entry the Infra does not hold, then each live entry no claim names.
+pub fn node_disagreements(statuses: &[ContractStatus], claims: &[NodeClaim<'_>]) -> Vec<String> {
+    let held: BTreeSet<&str> = statuses.iter().map(|status| status.name.as_str()).collect();
+    let claimed: BTreeSet<&str> = claims.iter().map(|claim| claim.contract).collect();
+    let unheld = claims
+        .iter()
+        .filter(|claim| !held.contains(claim.contract))
+        .map(|claim| {
+            format!(
+                "node {} names contract {}, which the Infra does not hold",
+                claim.node, claim.contract
+            )
+        });
+    let unclaimed = statuses
+        .iter()
+        .filter(|status| {
+            !matches!(
+                status.phase,
+                ContractPhase::Released | ContractPhase::Failed
+            )
+        })
+        .filter(|status| !claimed.contains(status.name.as_str()))
+        .map(|status| {
+            format!(
+                "the Infra holds contract {} that no node claims",
+                status.name
+            )
+        });
+    unheld.chain(unclaimed).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_claim_without_an_entry_and_a_live_entry_without_a_claim_disagree() {
+        let status = |name: &str, phase| ContractStatus {
+            name: name.into(),
+            phase,
+            winner: None,
+            receipt: None,
+            message: None,
+            drift: None,
+        };
+        let statuses = [
+            status("node-0", ContractPhase::Deployed),
+            status("node-1", ContractPhase::Deployed),
+            status("node-2", ContractPhase::Released),
+        ];
+        let claims = [
+            NodeClaim {
+                node: "dev-node-0",
+                contract: "node-0",
+            },
+            NodeClaim {
+                node: "dev-node-9",
+                contract: "node-9",
+            },
+        ];
+        assert_eq!(
+            node_disagreements(&statuses, &claims),
+            [
+                "node dev-node-9 names contract node-9, which the Infra does not hold",
+                "the Infra holds contract node-1 that no node claims",
+            ]
+        );
+        assert!(node_disagreements(&statuses[..1], &claims[..1]).is_empty());
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")

@@ -85,8 +85,9 @@ pub async fn save_kubeconfig(
         .await?)
 }
 
-/// The node Infra of a cluster: each node's contract (phase, winner, receipt) as the record
-/// the gateway keeps for them says, and where the nodes and the record disagree.
+/// The node Infra of a cluster as the desk follows it: the deployment that mirrors the
+/// gateway's record, each node's contract (phase, winner, receipt), and where the nodes and
+/// the record disagree.
 #[tauri::command]
 #[specta::specta]
 pub async fn node_infra(

@@ -89,8 +89,9 @@ export const commands = {
 	 */
 	forgetKubeconfig: (path: string) => typedError<null, CommandError>(__TAURI_INVOKE("forget_kubeconfig", { path })),
 	/**
-	 *  The node Infra of a cluster: each node's contract (phase, winner, receipt) as the record
-	 *  the gateway keeps for them says, and where the nodes and the record disagree.
+	 *  The node Infra of a cluster as the desk follows it: the deployment that mirrors the
+	 *  gateway's record, each node's contract (phase, winner, receipt), and where the nodes and
+	 *  the record disagree.
 	 */
 	nodeInfra: (name: string) => typedError<NodeInfraView_Serialize | null, CommandError>(__TAURI_INVOKE("node_infra", { name })),
 	/**  Applies one object (YAML or JSON) to a cluster server-side, or dry-runs it. */

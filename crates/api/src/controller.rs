@@ -294,8 +294,9 @@ impl AccountController {
 
     /// Keeps, in the store, a read-only Infra following the node Infra of each cluster the
     /// gateway describes live (`now`, then every [`LiveEvent::Clusters`] on `live`), and has
-    /// the controller read each again whenever its cluster changes: the gateway rewrites its
-    /// record as nodes come and go, which the store alone would not show.
+    /// the controller read each again whenever the clusters' nodes change: the gateway
+    /// rewrites its record as nodes come and go, which the store alone would not show. A
+    /// change of anything else (a member, a phase) reads nothing.
     pub fn follow_node_infras(
         &self,
         live: &tokio::sync::broadcast::Sender<LiveEvent>,
@@ -306,9 +307,16 @@ impl AccountController {
         let trigger = self.engine.trigger(Kind::Infra);
         let task = tokio::spawn(async move {
             let mut next = now;
+            let mut nodes_seen = None;
             loop {
                 if let Some(view) = next.take().filter(|view| view.connection == "live") {
-                    keep_node_infras(&store, trigger.as_ref(), view.clusters).await;
+                    let nodes: Vec<_> = (view.clusters.iter())
+                        .map(|cluster| (cluster.name.clone(), cluster.nodes.clone()))
+                        .collect();
+                    if nodes_seen.as_ref() != Some(&nodes) {
+                        keep_node_infras(&store, trigger.as_ref(), view.clusters).await;
+                        nodes_seen = Some(nodes);
+                    }
                 }
                 next = match events.recv().await {
                     Ok(LiveEvent::Clusters(view)) => Some(view),
@@ -372,10 +380,8 @@ async fn keep_node_infras(
             .await;
     match kept {
         Ok(Ok(names)) => {
-            for name in names {
-                if let Some(trigger) = trigger {
-                    let _stopped = trigger.schedule(name);
-                }
+            for (name, trigger) in names.into_iter().filter_map(|name| Some((name, trigger?))) {
+                let _stopped = trigger.schedule(name);
             }
         }
         Ok(Err(error)) => tracing::warn!(%error, "the clusters' node Infras could not be kept"),

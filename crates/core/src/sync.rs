@@ -259,19 +259,18 @@ fn decide_present(inputs: &SyncInputs<'_>, record: DeclarationHash) -> SyncActio
     if record == inputs.spec {
         return SyncAction::InSync;
     }
+    match inputs.mode {
+        SyncMode::Follow => return SyncAction::Pull,
+        SyncMode::Publish => return SyncAction::Push,
+        SyncMode::Both => {}
+    }
     let Some(last) = inputs.last else {
-        return match inputs.mode {
-            SyncMode::Follow => SyncAction::Pull,
-            SyncMode::Publish => SyncAction::Push,
-            SyncMode::Both => SyncAction::Conflict,
-        };
+        return SyncAction::Conflict;
     };
-    match (inputs.mode, inputs.spec != last, record != last) {
-        (SyncMode::Follow, _, _) => SyncAction::Pull,
-        (SyncMode::Publish, _, _) => SyncAction::Push,
-        (SyncMode::Both, true, true) => SyncAction::Conflict,
-        (SyncMode::Both, true, false) => SyncAction::Push,
-        (SyncMode::Both, false, _) => SyncAction::Pull,
+    match (inputs.spec != last, record != last) {
+        (true, true) => SyncAction::Conflict,
+        (true, false) => SyncAction::Push,
+        (false, _) => SyncAction::Pull,
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use swdesk_controller::runtime::{Controller, ControllerConfig, RuntimeEvent};
+use swdesk_core::name::Name;
 use swdesk_core::object::Kind;
 
 use crate::fake::Fake;
@@ -15,6 +16,22 @@ fn every_five_minutes() -> ControllerConfig {
     ControllerConfig {
         resync_period: secs(300),
         ..config()
+    }
+}
+
+/// A lister that answers `first` at its first listing and `then` at every later one.
+fn first_then<E: Clone + Send + Sync + 'static>(
+    first: Result<Vec<Name>, E>,
+    then: Result<Vec<Name>, E>,
+) -> impl Fn() -> std::future::Ready<Result<Vec<Name>, E>> + Send + Sync + 'static {
+    let listings = Arc::new(AtomicUsize::new(0));
+    move || {
+        let answer = if listings.fetch_add(1, Ordering::SeqCst) == 0 {
+            first.clone()
+        } else {
+            then.clone()
+        };
+        std::future::ready(answer)
     }
 }
 
@@ -39,20 +56,7 @@ async fn the_resync_lists_every_key_at_start_and_then_every_period() {
 #[tokio::test(start_paused = true)]
 async fn a_failed_resync_is_reported_and_tried_again_next_period() {
     let fake = Fake::new();
-    let listings = Arc::new(AtomicUsize::new(0));
-    let lister = {
-        let listings = Arc::clone(&listings);
-        move || {
-            let first = listings.fetch_add(1, Ordering::SeqCst) == 0;
-            async move {
-                if first {
-                    Err("the store is closed")
-                } else {
-                    Ok(vec![name("a")])
-                }
-            }
-        }
-    };
+    let lister = first_then(Err("the store is closed"), Ok(vec![name("a")]));
     let controller =
         Controller::spawn_with_resync(Kind::Infra, fake.clone(), every_five_minutes(), lister);
     let mut events = controller.events();
@@ -73,22 +77,9 @@ async fn a_failed_resync_is_reported_and_tried_again_next_period() {
 #[tokio::test(start_paused = true)]
 async fn the_status_of_a_key_the_resync_no_longer_lists_goes() {
     let fake = Fake::new();
-    let listings = Arc::new(AtomicUsize::new(0));
-    let lister = {
-        let listings = Arc::clone(&listings);
-        move || {
-            let first = listings.fetch_add(1, Ordering::SeqCst) == 0;
-            async move {
-                // The object "gone" is deleted between the first and the second listing.
-                let names = if first {
-                    vec![name("kept"), name("gone")]
-                } else {
-                    vec![name("kept")]
-                };
-                Ok::<_, Infallible>(names)
-            }
-        }
-    };
+    // The object "gone" is deleted between the first and the second listing.
+    let lister =
+        first_then::<Infallible>(Ok(vec![name("kept"), name("gone")]), Ok(vec![name("kept")]));
     let controller =
         Controller::spawn_with_resync(Kind::Infra, fake.clone(), every_five_minutes(), lister);
     wait(60 * 1000).await;

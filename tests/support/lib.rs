@@ -649,7 +649,29 @@ impl AppWindow {
                 ),
             Err(error) => format!("not taken: {error}"),
         };
-        format!("the window showed: {text}\n(screenshot: {saved})")
+        format!(
+            "the window showed: {text}\n(screenshot: {saved})\n{}",
+            self.what_the_app_said()
+        )
+    }
+
+    /// Whether the app still runs, and the last warnings and errors of its log: a window that
+    /// no longer answers WebDriver is told apart from one that is only slow.
+    fn what_the_app_said(&self) -> String {
+        let running = app_processes_in(&self.home);
+        let state = if running.is_empty() {
+            "the app is not running".to_owned()
+        } else {
+            format!("the app runs (pids {running:?})")
+        };
+        let log = self.log();
+        let troubles: Vec<&str> = log
+            .lines()
+            .filter(|line| line.contains("WARN") || line.contains("ERROR"))
+            .collect();
+        let last = &troubles[troubles.len().saturating_sub(LOGGED_TROUBLES)..];
+        let quoted: String = last.join("\n").chars().take(SHOWN_CHARS).collect();
+        format!("{state}; its last warnings and errors:\n{quoted}")
     }
 
     /// Ends the WebDriver session (the app closes) and stops tauri-driver.
@@ -728,6 +750,9 @@ const CLICK_TAKEN: Duration = Duration::from_secs(10);
 
 /// Characters of the page's text a failed wait quotes.
 const SHOWN_CHARS: usize = 1500;
+
+/// Warnings and errors of the app's log a failed wait quotes, the last ones.
+const LOGGED_TROUBLES: usize = 8;
 
 /// How long an app may take to quit after its WebDriver session ended.
 const QUIT_BY_CLOSE: Duration = Duration::from_secs(10);

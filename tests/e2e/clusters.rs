@@ -1,8 +1,8 @@
 //! Clusters from the window, against the sandbox's real PDS and the sandbox gateway on
 //! loopback: create a cluster and watch it become Ready live, see its nodes (each with its
 //! contract as the gateway's node Infra record says, and that Infra followed read-only as a
-//! deployment with the same contract cards and timeline; a node lost is drift until it
-//! rejoins), download a
+//! deployment with the same contract cards and timeline; a node lost is drift, on the cluster
+//! and on that deployment, until it rejoins), download a
 //! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
 //! picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
@@ -29,6 +29,9 @@ const WEB_OFFLINE: &str = "[data-testid='deployment-row'][data-name='web'][data-
 /// How long the window may take to catch up once the PDS or the gateway answers again (their
 /// clients back off up to half a minute).
 const CATCH_UP: Duration = Duration::from_secs(60);
+
+/// How long a new cluster may take to be Ready (its nodes through [`TIMINGS`]).
+const READY: Duration = Duration::from_secs(20);
 
 /// Slow enough to see each phase in the window, quick enough for a test.
 const TIMINGS: Timings = Timings {
@@ -96,7 +99,7 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     window
         .wait_for(
             "[data-testid='cluster-row'][data-name='dev'][data-phase='Ready']",
-            Duration::from_secs(20),
+            READY,
         )
         .await?;
     window.find("[data-testid='cluster-nodes'] li").await?;
@@ -122,17 +125,7 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     let server = window.text_of("[data-testid='cluster-server']").await?;
     window.screenshot("ready-with-nodes").await?;
     nodes_open_as_a_read_only_deployment(&mut window).await?;
-    // A node lost (its claim gone, the Infra still holding its contract) is drift, shown until
-    // the node rejoins.
-    let lost = |lost: bool| gateway.set_node_lost(&owner.did, "dev", "node-1", lost);
-    lost(true).map_err(anyhow::Error::msg)?;
-    let drift = "[data-testid='node-infra-drift']";
-    window
-        .wait_for_text(drift, "the Infra holds contract node-1 that no node claims")
-        .await?;
-    window.screenshot("node-lost").await?;
-    lost(false).map_err(anyhow::Error::msg)?;
-    window.wait_for_gone(drift, STEP_TIMEOUT).await?;
+    a_lost_node_drifts_until_it_rejoins(&mut window, &gateway, &owner.did).await?;
 
     let file = window.home().join("kube").join("dev.yaml");
     window
@@ -308,6 +301,11 @@ async fn nodes_open_as_a_read_only_deployment(window: &mut AppWindow) -> anyhow:
         "[data-testid='deployment-row'][data-name='dev-nodes'] [data-testid='row-read-only']";
     window.wait_for(badge, STEP_TIMEOUT).await?;
     window.screenshot("node-infra-as-deployment").await?;
+    back_to_cluster_dev(window).await
+}
+
+/// Back from Deployments to the page of cluster `dev`, its nodes shown.
+async fn back_to_cluster_dev(window: &AppWindow) -> anyhow::Result<()> {
     window.press_command_key("2").await?;
     window
         .click("[data-testid='cluster-row'][data-name='dev']")
@@ -315,6 +313,39 @@ async fn nodes_open_as_a_read_only_deployment(window: &mut AppWindow) -> anyhow:
     window
         .wait_for("[data-testid='node-infra']", STEP_TIMEOUT)
         .await?;
+    Ok(())
+}
+
+/// A node lost (its claim gone, the Infra still holding its contract, deployed) is drift until
+/// the node rejoins: on the cluster's page, and on the node Infra as a deployment (its row's
+/// badge, the contract's card with the fix).
+async fn a_lost_node_drifts_until_it_rejoins(
+    window: &mut AppWindow,
+    gateway: &RunningGateway,
+    owner: &str,
+) -> anyhow::Result<()> {
+    let lost = |lost: bool| gateway.set_node_lost(owner, "dev", "node-1", lost);
+    lost(true).map_err(anyhow::Error::msg)?;
+    let drift = "[data-testid='node-infra-drift']";
+    window
+        .wait_for_text(drift, "the Infra holds contract node-1 that no node claims")
+        .await?;
+    window.press_command_key("1").await?;
+    let row = "[data-testid='deployment-row'][data-name='dev-nodes']";
+    let row_drift = format!("{row} [data-testid='row-drift']");
+    window.wait_for(&row_drift, STEP_TIMEOUT).await?;
+    window.click(row).await?;
+    window
+        .wait_for_text(
+            "[data-contract='node-1'] [data-testid='contract-drift']",
+            "no node of the cluster claims it",
+        )
+        .await?;
+    window.screenshot("node-lost").await?;
+    lost(false).map_err(anyhow::Error::msg)?;
+    window.wait_for_gone(&row_drift, STEP_TIMEOUT).await?;
+    back_to_cluster_dev(window).await?;
+    window.wait_for_gone(drift, STEP_TIMEOUT).await?;
     Ok(())
 }
 
@@ -348,7 +379,9 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
         .await?;
     window.click("[data-action='create-cluster']").await?;
     let kept = "[data-testid='cluster-row'][data-name='kept']";
-    window.wait_for(kept, STEP_TIMEOUT).await?;
+    window
+        .wait_for(&format!("{kept}[data-phase='Ready']"), READY)
+        .await?;
     window.click(kept).await?;
     let node_infra = "[data-testid='node-infra'] [data-node-contract='node-0']";
     window.wait_for_text(node_infra, "Deployed").await?;

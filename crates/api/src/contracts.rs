@@ -65,7 +65,8 @@ pub struct DriftView {
     pub detail: String,
     /// Since when (RFC 3339).
     pub since: String,
-    /// The one-click fix: `release`.
+    /// The one-click fix: `release`, or `keeper` (the record's keeper fixes it: nothing to
+    /// click here).
     pub fix: String,
 }
 
@@ -373,8 +374,8 @@ pub fn contract_view(
         bids: observed.bids,
         events: observed.events,
         history: observed.history,
-        drift: compute
-            .and_then(|compute| compute.status.drift.first())
+        drift: seen
+            .and_then(|seen| seen.drift.as_ref())
             .map(|drift| DriftView {
                 detail: drift.detail.clone(),
                 since: drift.since.to_rfc3339(),

@@ -1,13 +1,14 @@
-//! A cluster's nodes as one Infra (seed 000, plan 0031): the gateway keeps the nodes of a
-//! tenant cluster as one `computer.socialweb.infra` record in its own account, one contract
-//! entry per node, and each NodeClaim names its entry. The desk follows that record like any
-//! followed deployment, read-only (`sync: Follow`: the gateway is its writer): one Infra
-//! object per cluster in the account's store, labelled [`CLUSTER_LABEL`], which the controller
-//! mirrors (declaration, each contract's phase, winner and receipt, the phase changes it saw).
-//! So a node's contract shows on the same contract card as a deployment's, with its timeline,
-//! offline too; the cluster's page shows each node beside its entry, and where a NodeClaim
-//! and the Infra disagree (a claim naming an entry the Infra does not hold, a live entry no
-//! claim names): drift.
+//! A cluster's nodes as one Infra (seed 000, plan 0031, [`swdesk_core::cluster_nodes`]): the
+//! gateway keeps the nodes of a tenant cluster as one `computer.socialweb.infra` record in its
+//! own account, one contract entry per node, and each NodeClaim names its entry. The desk
+//! follows that record like any followed deployment, read-only (`sync: Follow`: the gateway is
+//! its writer): one Infra object per cluster in the account's store, labelled
+//! [`CLUSTER_LABEL`], keeping which entry each NodeClaim names, which the controller mirrors
+//! (declaration, each contract's phase, winner and receipt, the phase changes it saw, and an
+//! entry no node claims as drift). So a node's contract shows on the same contract card as a
+//! deployment's, with its timeline, offline too; the cluster's page shows each node beside its
+//! entry, and where a NodeClaim and the Infra disagree (a claim naming an entry the Infra does
+//! not hold, a live entry no claim names).
 //!
 //! Invariants: [`keep`] changes the store only from what the gateway's live feed says (never
 //! from the clusters kept for an offline start); the record is only ever read, through the
@@ -17,8 +18,8 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use swdesk_core::drift::{NodeClaim, node_disagreements};
-use swdesk_core::infra::{ContractStatus, InfraSpec, InfraStatus, RecordBinding};
+use swdesk_core::cluster_nodes::{self, NodeClaim, claim, node_disagreements};
+use swdesk_core::infra::{ContractNode, ContractStatus, InfraSpec, InfraStatus, RecordBinding};
 use swdesk_core::name::{Name, free_name};
 use swdesk_core::object::{Metadata, Object};
 use swdesk_core::sync::SyncMode;
@@ -36,9 +37,7 @@ pub const COLLECTION: &str = swdesk_lexicon::computer::socialweb::infra::NSID;
 /// one) fills no more of the store than this.
 pub const MAX_FOLLOWED: usize = 64;
 
-/// The label naming the tenant cluster whose nodes an Infra holds (the gateway labels its own
-/// Infra so; the desk labels the object that follows it the same way).
-pub const CLUSTER_LABEL: &str = "infra.socialweb.computer/cluster";
+pub use swdesk_core::cluster_nodes::CLUSTER_LABEL;
 
 /// A cluster's node Infra as the window shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,9 +89,9 @@ pub fn record_of(nodes: &[NodeRow]) -> Option<RecordUri> {
 
 /// Makes the store follow the node Infra of each of `clusters` (as the gateway's live feed
 /// describes them): one read-only Infra per cluster whose claims name one, bound to that
-/// record, for at most [`MAX_FOLLOWED`] clusters; an object whose cluster is gone goes (its
-/// record stays, the gateway's). Returns the objects kept, for the controller to look at
-/// again now that their cluster changed.
+/// record and keeping which entry each claim names, for at most [`MAX_FOLLOWED`] clusters; an
+/// object whose cluster is gone goes (its record stays, the gateway's). Returns the objects
+/// kept, for the controller to look at again now that their cluster changed.
 pub fn keep(
     store: &Store,
     clusters: &[ClusterRow],
@@ -103,12 +102,24 @@ pub fn keep(
     for cluster in clusters {
         let existing = followed
             .iter()
-            .find(|object| cluster_of(object) == Some(&cluster.name));
+            .find(|object| cluster_of(object) == Some(cluster.name.as_str()));
+        let claims = node_entries(&cluster.nodes);
         match (existing, record_of(&cluster.nodes)) {
-            (Some(object), Some(uri)) => kept.push(rebind(store, object, uri)?),
-            (Some(object), None) => kept.push(object.metadata.name.clone()),
+            (Some(object), Some(uri)) => kept.push(rebind(store, object, uri, claims)?),
+            (Some(object), None) => {
+                let uri = object.spec.record.uri.clone();
+                kept.push(match uri {
+                    Some(uri) => rebind(store, object, uri, claims)?,
+                    None => object.metadata.name.clone(),
+                });
+            }
             (None, Some(uri)) if kept.len() < MAX_FOLLOWED => {
-                kept.push(create(store, &cluster.name, uri, now)?);
+                kept.push(create(
+                    store,
+                    &cluster.name,
+                    follower_spec(uri, claims),
+                    now,
+                )?);
             }
             (None, Some(_)) => tracing::warn!(
                 max = MAX_FOLLOWED,
@@ -123,7 +134,7 @@ pub fn keep(
         .collect();
     for gone in followed
         .iter()
-        .filter(|object| cluster_of(object).is_some_and(|name| !live.contains(name.as_str())))
+        .filter(|object| cluster_of(object).is_some_and(|name| !live.contains(name)))
         .filter(|object| !object.metadata.is_deleting())
     {
         store.delete::<InfraSpec>(&gone.metadata.name, now)?;
@@ -167,16 +178,7 @@ pub fn view(
         drift: if nodes.is_empty() {
             Vec::new()
         } else {
-            let claims: Vec<NodeClaim<'_>> = nodes
-                .iter()
-                .filter_map(|node| {
-                    Some(NodeClaim {
-                        node: &node.name,
-                        contract: node.contract.as_deref()?,
-                    })
-                })
-                .collect();
-            node_disagreements(&status.contracts, &claims)
+            node_disagreements(&status.contracts, &claims_of(nodes))
         },
     }))
 }
@@ -201,16 +203,47 @@ fn following(store: &Store) -> Result<Vec<ObjectOf<InfraSpec>>, StoreError> {
         .collect())
 }
 
-fn cluster_of(object: &ObjectOf<InfraSpec>) -> Option<&String> {
-    object.metadata.labels.get(CLUSTER_LABEL)
+fn cluster_of(object: &ObjectOf<InfraSpec>) -> Option<&str> {
+    cluster_nodes::cluster_of(&object.metadata)
 }
 
-/// Binds `object` to `uri` when the claims name another record now.
-fn rebind(store: &Store, object: &ObjectOf<InfraSpec>, uri: RecordUri) -> Result<Name, StoreError> {
+/// The claims of the cluster's `nodes` (those that name an entry).
+fn claims_of(nodes: &[NodeRow]) -> Vec<NodeClaim<'_>> {
+    nodes
+        .iter()
+        .filter_map(|node| {
+            Some(NodeClaim {
+                node: &node.name,
+                contract: node.contract.as_deref()?,
+            })
+        })
+        .collect()
+}
+
+/// The local-only node entries keeping which entry each of `nodes` claims.
+fn node_entries(nodes: &[NodeRow]) -> Vec<ContractNode> {
+    claims_of(nodes)
+        .into_iter()
+        .map(|found| claim(found.node, found.contract))
+        .collect()
+}
+
+/// Binds `object` to `uri` with `claims` when the claims name another record now, or other
+/// entries.
+fn rebind(
+    store: &Store,
+    object: &ObjectOf<InfraSpec>,
+    uri: RecordUri,
+    claims: Vec<ContractNode>,
+) -> Result<Name, StoreError> {
     if object.spec.record.uri.as_ref() != Some(&uri) {
         let mut moved = object.clone();
-        moved.spec = follower_spec(uri);
+        moved.spec = follower_spec(uri, claims);
         store.replace::<InfraSpec>(&moved)?;
+    } else if object.spec.nodes != claims {
+        let mut claimed = object.clone();
+        claimed.spec.nodes = claims;
+        store.replace::<InfraSpec>(&claimed)?;
     }
     Ok(object.metadata.name.clone())
 }
@@ -218,7 +251,7 @@ fn rebind(store: &Store, object: &ObjectOf<InfraSpec>, uri: RecordUri) -> Result
 fn create(
     store: &Store,
     cluster: &str,
-    uri: RecordUri,
+    spec: InfraSpec,
     now: Timestamp,
 ) -> Result<Name, StoreError> {
     let taken = store.list::<InfraSpec>()?;
@@ -233,7 +266,7 @@ fn create(
         .insert(CLUSTER_LABEL.to_owned(), cluster.to_owned());
     let object = Object {
         metadata,
-        spec: follower_spec(uri),
+        spec,
         status: InfraStatus::default(),
     };
     match store.create::<InfraSpec>(&object) {
@@ -242,13 +275,15 @@ fn create(
     }
 }
 
-/// The spec of an Infra that follows `uri` read-only; the controller's mirror fills it in.
-fn follower_spec(uri: RecordUri) -> InfraSpec {
+/// The spec of an Infra that follows `uri` read-only, keeping the cluster's `claims`; the
+/// controller's mirror fills in the declaration.
+fn follower_spec(uri: RecordUri, claims: Vec<ContractNode>) -> InfraSpec {
     InfraSpec {
         record: RecordBinding {
             uri: Some(uri),
             sync: SyncMode::Follow,
         },
+        nodes: claims,
         ..InfraSpec::default()
     }
 }

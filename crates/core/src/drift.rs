@@ -4,20 +4,14 @@
 //! terms rewritten. Each drift says what differs, since when, and the fix the owner can take
 //! in one click.
 //!
-//! A tenant cluster's nodes drift from the one Infra that holds them (seed 000, plan 0031)
-//! when a NodeClaim names an entry the Infra does not hold, or a live entry has no claim (a
-//! node lost without a release): [`node_disagreements`].
+//! A tenant cluster's nodes drift from the one Infra that holds them ([`crate::cluster_nodes`]).
 //!
-//! Invariants: drift is looked for only while a contract is Deployed, and found again at every
+//! Invariants: drift is looked for only while a contract is live, and found again at every
 //! look (level-triggered): a look that cannot tell (the provider's PDS unreachable) keeps what
 //! was found before; a drift found again keeps the time it was first seen.
 
-use std::collections::BTreeSet;
+use serde::{Deserialize, Deserializer, Serialize};
 
-use serde::{Deserialize, Serialize};
-
-use crate::infra::ContractStatus;
-use crate::rollup::ContractPhase;
 use crate::timestamp::Timestamp;
 
 /// What drifted.
@@ -28,6 +22,8 @@ pub enum DriftKind {
     ReceiptGone,
     /// The receipt record stands at another CID than the one verified.
     ReceiptChanged,
+    /// A live contract of a cluster's node Infra that no node of the cluster claims.
+    NodeUnclaimed,
 }
 
 /// The one-click fix of a drift.
@@ -36,6 +32,8 @@ pub enum DriftKind {
 pub enum DriftFix {
     /// Release the contract (and request it again if it is still wanted).
     Release,
+    /// Nothing to click here: the record's keeper (a cluster's gateway) releases it.
+    Keeper,
 }
 
 /// One drift of a contract.
@@ -55,8 +53,44 @@ impl Drift {
     pub fn fix(&self) -> DriftFix {
         match self.kind {
             DriftKind::ReceiptGone | DriftKind::ReceiptChanged => DriftFix::Release,
+            DriftKind::NodeUnclaimed => DriftFix::Keeper,
         }
     }
+
+    /// A drift of `kind` seen `now`: found again in `before` (what the last look found), it
+    /// keeps the time it was first seen; a drift of another kind starts anew.
+    pub fn found<'a>(
+        kind: DriftKind,
+        detail: String,
+        before: impl IntoIterator<Item = &'a Drift>,
+        now: Timestamp,
+    ) -> Self {
+        let since = before
+            .into_iter()
+            .find(|drift| drift.kind == kind)
+            .map_or(now, |drift| drift.since);
+        Drift {
+            kind,
+            detail,
+            since,
+        }
+    }
+}
+
+/// Reads a contract's drift as the store keeps it. Earlier builds kept only its words (and a
+/// later one may keep a kind this one does not know): such a drift is dropped, and the next
+/// look finds it again.
+pub fn stored<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Drift>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Drift(Drift),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Option::<Stored>::deserialize(deserializer)? {
+        Some(Stored::Drift(drift)) => Some(drift),
+        Some(Stored::Other(_)) | None => None,
+    })
 }
 
 /// The receipt's drift, given the CID verified (`expected`) and what its author's repo holds
@@ -79,96 +113,12 @@ pub fn receipt_drift(
         ),
         Some(_) => return None,
     };
-    let since = before
-        .iter()
-        .find(|drift| drift.kind == kind)
-        .map_or(now, |drift| drift.since);
-    Some(Drift {
-        kind,
-        detail,
-        since,
-    })
-}
-
-/// A cluster node's claim on a contract entry of its Infra.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeClaim<'a> {
-    /// The NodeClaim's name.
-    pub node: &'a str,
-    /// The Infra's contract entry it names.
-    pub contract: &'a str,
-}
-
-/// Where a cluster's node `claims` and its Infra's contract `statuses` disagree, in words:
-/// each claim naming an entry the Infra does not hold, then each live entry no claim names.
-pub fn node_disagreements(statuses: &[ContractStatus], claims: &[NodeClaim<'_>]) -> Vec<String> {
-    let held: BTreeSet<&str> = statuses.iter().map(|status| status.name.as_str()).collect();
-    let claimed: BTreeSet<&str> = claims.iter().map(|claim| claim.contract).collect();
-    let unheld = claims
-        .iter()
-        .filter(|claim| !held.contains(claim.contract))
-        .map(|claim| {
-            format!(
-                "node {} names contract {}, which the Infra does not hold",
-                claim.node, claim.contract
-            )
-        });
-    let unclaimed = statuses
-        .iter()
-        .filter(|status| {
-            !matches!(
-                status.phase,
-                ContractPhase::Released | ContractPhase::Failed
-            )
-        })
-        .filter(|status| !claimed.contains(status.name.as_str()))
-        .map(|status| {
-            format!(
-                "the Infra holds contract {} that no node claims",
-                status.name
-            )
-        });
-    unheld.chain(unclaimed).collect()
+    Some(Drift::found(kind, detail, before, now))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_claim_without_an_entry_and_a_live_entry_without_a_claim_disagree() {
-        let status = |name: &str, phase| ContractStatus {
-            name: name.into(),
-            phase,
-            winner: None,
-            receipt: None,
-            message: None,
-            drift: None,
-        };
-        let statuses = [
-            status("node-0", ContractPhase::Deployed),
-            status("node-1", ContractPhase::Deployed),
-            status("node-2", ContractPhase::Released),
-        ];
-        let claims = [
-            NodeClaim {
-                node: "dev-node-0",
-                contract: "node-0",
-            },
-            NodeClaim {
-                node: "dev-node-9",
-                contract: "node-9",
-            },
-        ];
-        assert_eq!(
-            node_disagreements(&statuses, &claims),
-            [
-                "node dev-node-9 names contract node-9, which the Infra does not hold",
-                "the Infra holds contract node-1 that no node claims",
-            ]
-        );
-        assert!(node_disagreements(&statuses[..1], &claims[..1]).is_empty());
-    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")

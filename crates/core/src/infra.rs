@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::declaration::DeclarationHash;
+use crate::drift::Drift;
 use crate::name::Name;
 use crate::object::{Kind, Object};
 use crate::rkey::Rkey;
@@ -208,9 +209,13 @@ pub struct ContractStatus {
     /// What it waits for, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// What drifted, in words, while it does ([`crate::drift`]); local, never published.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drift: Option<String>,
+    /// What drifted and since when, while it does ([`crate::drift`]); local, never published.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::drift::stored"
+    )]
+    pub drift: Option<Drift>,
 }
 
 /// A contract entering a phase, as a follower saw it in the writer's record ([`crate::seen`]).

@@ -15,13 +15,15 @@
 //!   end of a deployment), [`rollup`] (the object phase), [`index`] (the index at `self`),
 //!   [`progress`] (when a record may be written), [`auction`] (the requester's side of the
 //!   market's RFP flow: request, bidders, bids, winner, receipt, the durable steps), [`drift`]
-//!   (what the world says that the records do not);
+//!   (what the world says that the records do not), [`cluster_nodes`] (a cluster's NodeClaims
+//!   against the Infra that holds its nodes);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
 //!   compute market), [`timestamp`] (time values and the `Clock` port);
 //! - faults: [`retry`] (the one retry rule: transient or permanent, backoff with jitter,
 //!   `Retry-After`).
 
 pub mod auction;
+pub mod cluster_nodes;
 pub mod collection;
 pub mod compute;
 pub mod declaration;

@@ -186,9 +186,7 @@ pub fn contract_status(
         message: existing
             .and_then(|status| status.message.clone())
             .or(waiting),
-        drift: existing
-            .and_then(|status| status.drift.first())
-            .map(|drift| drift.detail.clone()),
+        drift: existing.and_then(|status| status.drift.first()).cloned(),
     }
 }
 

@@ -810,7 +810,10 @@ export type DriftView = {
 	detail: string,
 	/**  Since when (RFC 3339). */
 	since: string,
-	/**  The one-click fix: `release`. */
+	/**
+	 *  The one-click fix: `release`, or `keeper` (the record's keeper fixes it: nothing to
+	 *  click here).
+	 */
 	fix: string,
 };
 

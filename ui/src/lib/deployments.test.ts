@@ -248,5 +248,6 @@ describe("drift", () => {
     const rows = [row("calm"), row("moved", { drifting: 1, phase: "deployed" })];
     expect(filterRows(rows, { ...NO_FILTER, phase: DRIFTING }).map((kept) => kept.name)).toEqual(["moved"]);
     expect(driftFix("release")).toContain("Release it");
+    expect(driftFix("keeper")).toContain("nothing to click here");
   });
 });

@@ -46,7 +46,14 @@ export interface Contract {
 
 /** What the owner can do about a drift, in words (the button is the contract's own). */
 export function driftFix(fix: string): string {
-  return fix === "release" ? "Release it (and request it again if you still need it)." : "";
+  switch (fix) {
+    case "release":
+      return "Release it (and request it again if you still need it).";
+    case "keeper":
+      return "The cluster's gateway keeps this record and releases the contract of a node it lost: nothing to click here.";
+    default:
+      return "";
+  }
 }
 
 /** How a phase looks: steady (a resting state), waiting (something is in motion), bad, final. */

@@ -1,13 +1,17 @@
-//! A record another account keeps, followed read-only (`sync: Follow`): a gateway's node Infra.
+//! A record another account keeps, followed read-only (`sync: Follow`): a gateway's node Infra,
+//! and its deployed entries no node claims marked as drift.
 
 use serde_json::{Value, json};
+use swdesk_core::cluster_nodes::{CLUSTER_LABEL, claim};
 use swdesk_core::compute::ComputeContractSpec;
-use swdesk_core::infra::{InfraSpec, InfraStatus, RecordBinding};
+use swdesk_core::drift::DriftKind;
+use swdesk_core::infra::{ContractNode, InfraSpec, InfraStatus, RecordBinding};
 use swdesk_core::object::Object;
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::rkey::Rkey;
 use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_core::sync::{SyncMode, SyncState};
+use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
 
 use crate::name;
@@ -47,8 +51,12 @@ async fn following(record: Value) -> (World, Core) {
 }
 
 fn follow_nodes(world: &World) {
+    world.store.create::<InfraSpec>(&follower(world)).unwrap();
+}
+
+fn follower(world: &World) -> Object<InfraSpec, InfraStatus> {
     let uri = RecordUri::new(GATEWAY, INFRA, &Rkey::parse(RKEY).unwrap()).unwrap();
-    let object = Object {
+    Object {
         metadata: world.metadata("dev-nodes"),
         spec: InfraSpec {
             record: RecordBinding {
@@ -58,8 +66,39 @@ fn follow_nodes(world: &World) {
             ..Default::default()
         },
         status: InfraStatus::default(),
-    };
+    }
+}
+
+/// As the desk follows the node Infra of cluster `dev`: labelled with it, keeping which entry
+/// each of `claims` (node, contract) names.
+fn follow_cluster_nodes(world: &World, claims: &[(&str, &str)]) {
+    let mut object = follower(world);
+    object
+        .metadata
+        .labels
+        .insert(CLUSTER_LABEL.to_owned(), "dev".to_owned());
+    object.spec.nodes = entries(claims);
     world.store.create::<InfraSpec>(&object).unwrap();
+}
+
+fn entries(claims: &[(&str, &str)]) -> Vec<ContractNode> {
+    claims
+        .iter()
+        .map(|(node, contract)| claim(node, contract))
+        .collect()
+}
+
+/// The drift each contract shows, by name, with since when.
+fn drifts(world: &World) -> Vec<(String, Option<(DriftKind, Timestamp)>)> {
+    shown(world)
+        .status
+        .contracts
+        .iter()
+        .map(|status| {
+            let drift = status.drift.as_ref().map(|drift| (drift.kind, drift.since));
+            (status.name.clone(), drift)
+        })
+        .collect()
 }
 
 fn shown(world: &World) -> Object<InfraSpec, InfraStatus> {
@@ -183,4 +222,52 @@ async fn a_kept_record_that_goes_or_does_not_answer_is_shown_as_such_and_the_mir
         "it goes without a final write"
     );
     assert_eq!(world.repo.calls().writes(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deployed_node_entry_no_claim_names_drifts_until_a_node_claims_it() {
+    let world = World::new();
+    let core = Core::new(&world);
+    let record = nodes(
+        &[
+            ("node-0", "deployed"),
+            ("node-1", "deployed"),
+            ("node-2", "requesting"),
+        ],
+        "deploying",
+    );
+    world
+        .repo
+        .write_directly(GATEWAY, INFRA, RKEY, record.clone());
+    follow_cluster_nodes(&world, &[("dev-node-0", "node-0")]);
+    core.settle(&world).await;
+    let lost_at = world.clock_now();
+    let drift = Some((DriftKind::NodeUnclaimed, lost_at));
+    assert_eq!(
+        drifts(&world),
+        [
+            ("node-0".to_owned(), None),
+            ("node-1".to_owned(), drift),
+            ("node-2".to_owned(), None),
+        ],
+        "only the deployed entry no node claims drifts (node-2 is still coming up)"
+    );
+
+    // Looked at again later (the record rewritten), the drift keeps when it was first seen.
+    world.clock.advance_seconds(90);
+    world.repo.write_directly(GATEWAY, INFRA, RKEY, record);
+    core.settle(&world).await;
+    assert_eq!(drifts(&world)[1].1, drift);
+
+    // The node rejoins: the desk keeps its claim again, and the drift clears.
+    let mut rejoined = shown(&world);
+    rejoined.spec.nodes = entries(&[("dev-node-0", "node-0"), ("dev-node-1", "node-1")]);
+    world.store.replace::<InfraSpec>(&rejoined).unwrap();
+    core.settle(&world).await;
+    assert!(drifts(&world).iter().all(|(_, drift)| drift.is_none()));
+    assert_eq!(
+        world.repo.calls().writes(),
+        0,
+        "drift writes nothing anywhere"
+    );
 }

@@ -11,7 +11,9 @@
 //! A record followed read-only (`sync: Follow`: another account keeps it, as a gateway keeps a
 //! tenant cluster's nodes as one Infra) is read from its keeper's repo at every run and
 //! mirrored whole, declaration and status; nothing is ever written back. Either kind of
-//! follower keeps the contract phase changes it saw ([`swdesk_core::seen`]): its timeline.
+//! follower keeps the contract phase changes it saw ([`swdesk_core::seen`]): its timeline. A
+//! cluster's node Infra marks each deployed entry no node claims as drifted
+//! ([`swdesk_core::cluster_nodes`]), against the claims its spec keeps.
 //!
 //! Invariants: a follower's write replaces the declaration only, over exactly the record it
 //! read, keeping the writer's status and every other field; a read-only follower writes
@@ -20,6 +22,7 @@
 
 use std::time::Duration;
 
+use swdesk_core::cluster_nodes::{claims_in, cluster_of, mark_unclaimed};
 use swdesk_core::declaration::Declaration;
 use swdesk_core::deployment::Deployment;
 use swdesk_core::infra::BoundRecord;
@@ -126,7 +129,11 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             now,
         );
         infra.phase = facts.phase;
-        infra.contracts = facts.contract_statuses.clone();
+        let before = std::mem::replace(&mut infra.contracts, facts.contract_statuses.clone());
+        if cluster_of(&object.metadata).is_some() {
+            let claims = claims_in(object.spec.infra());
+            mark_unclaimed(&mut infra.contracts, &claims, &before, now);
+        }
         infra.ended_at = facts.ended_at;
         infra.end_reason = facts.end_reason;
         infra.observed_generation = object.metadata.generation;

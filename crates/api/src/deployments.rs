@@ -20,7 +20,7 @@ use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
 use swdesk_core::declaration::genesis::contract_genesis_problems;
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
-use swdesk_core::deployment::{Deployment, SyncSummary, Writer, is_follower, writer};
+use swdesk_core::deployment::{Deployment, SyncSummary, Writer, writer};
 use swdesk_core::infra::{
     ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
@@ -321,14 +321,16 @@ fn end_one<D: Deployment>(store: &Store, name: &Name, now: Timestamp) -> Result<
     let object = store
         .get::<D>(name)?
         .ok_or_else(|| IntentError::NotFound(format!("there is no deployment {name}")))?;
-    refuse_read_only(&object)?;
-    if is_follower(&object.metadata) {
-        return Err(IntentError::Refused(format!(
+    match writer(&object.metadata, object.spec.infra()) {
+        Writer::Here => {
+            store.delete::<D>(name, now)?;
+            Ok(())
+        }
+        Writer::OtherDevice => Err(IntentError::Refused(format!(
             "{name} is written by another device; end it there (or release its contracts here)"
-        )));
+        ))),
+        Writer::RecordKeeper => refuse_read_only(&object),
     }
-    store.delete::<D>(name, now)?;
-    Ok(())
 }
 
 fn apply_intent(

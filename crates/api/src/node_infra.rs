@@ -229,23 +229,34 @@ fn node_entries(nodes: &[NodeRow]) -> Vec<ContractNode> {
 }
 
 /// Binds `object` to `uri` with `claims` when the claims name another record now, or other
-/// entries.
+/// entries. The controller writes the object's status meanwhile: a write that lost the race
+/// reads the object again and is made again, so the claims are never left stale.
 fn rebind(
     store: &Store,
     object: &ObjectOf<InfraSpec>,
     uri: RecordUri,
     claims: Vec<ContractNode>,
 ) -> Result<Name, StoreError> {
-    if object.spec.record.uri.as_ref() != Some(&uri) {
-        let mut moved = object.clone();
-        moved.spec = follower_spec(uri, claims);
-        store.replace::<InfraSpec>(&moved)?;
-    } else if object.spec.nodes != claims {
-        let mut claimed = object.clone();
-        claimed.spec.nodes = claims;
-        store.replace::<InfraSpec>(&claimed)?;
+    let name = &object.metadata.name;
+    let mut current = object.clone();
+    loop {
+        let mut bound = current.clone();
+        if bound.spec.record.uri.as_ref() != Some(&uri) {
+            bound.spec = follower_spec(uri.clone(), claims.clone());
+        } else {
+            bound.spec.nodes.clone_from(&claims);
+        }
+        if bound.spec == current.spec {
+            return Ok(name.clone());
+        }
+        match store.replace::<InfraSpec>(&bound) {
+            Err(StoreError::Conflict { .. }) => match store.get::<InfraSpec>(name)? {
+                Some(again) => current = again,
+                None => return Ok(name.clone()),
+            },
+            written => return written.map(|_| name.clone()),
+        }
     }
-    Ok(object.metadata.name.clone())
 }
 
 fn create(
@@ -358,6 +369,27 @@ mod tests {
         object.status.contracts = contracts;
         object.status.sync = Some(SyncStatus::next(None, SyncState::Following, now()));
         store.update_status::<InfraSpec>(&object).unwrap();
+    }
+
+    #[test]
+    fn the_claims_are_kept_even_when_the_controller_wrote_the_status_in_between() {
+        let (_dir, store) = swdesk_testkit::store_file();
+        let dev = cluster("dev", vec![node("dev-node-0", "nodes-1", "node-0")]);
+        let name = keep(&store, &[dev], now()).unwrap().remove(0);
+        let read = store.get::<InfraSpec>(&name).unwrap().unwrap();
+        mirrored(
+            &store,
+            &name,
+            vec![contract("node-0", ContractPhase::Deployed)],
+        );
+        let uri = read.spec.record.uri.clone().unwrap();
+        let rejoined = vec![claim("dev-node-0", "node-0"), claim("dev-node-1", "node-1")];
+
+        rebind(&store, &read, uri, rejoined.clone()).unwrap();
+
+        let object = store.get::<InfraSpec>(&name).unwrap().unwrap();
+        assert_eq!(object.spec.nodes, rejoined);
+        assert_eq!(object.status.contracts.len(), 1, "the status written stays");
     }
 
     #[test]

@@ -104,15 +104,15 @@ pub fn keep(
             .iter()
             .find(|object| cluster_of(object) == Some(cluster.name.as_str()));
         let claims = node_entries(&cluster.nodes);
+        // No claim left names a record (every node lost): the one followed stays bound.
+        let named = |object: &ObjectOf<InfraSpec>| {
+            record_of(&cluster.nodes).or_else(|| object.spec.record.uri.clone())
+        };
         match (existing, record_of(&cluster.nodes)) {
-            (Some(object), Some(uri)) => kept.push(rebind(store, object, uri, claims)?),
-            (Some(object), None) => {
-                let uri = object.spec.record.uri.clone();
-                kept.push(match uri {
-                    Some(uri) => rebind(store, object, uri, claims)?,
-                    None => object.metadata.name.clone(),
-                });
-            }
+            (Some(object), _) => kept.push(match named(object) {
+                Some(uri) => rebind(store, object, uri, claims)?,
+                None => object.metadata.name.clone(),
+            }),
             (None, Some(uri)) if kept.len() < MAX_FOLLOWED => {
                 kept.push(create(
                     store,

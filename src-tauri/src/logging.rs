@@ -11,9 +11,23 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Keeps the file writer flushing until the app exits.
+/// Keeps the file writer flushing until [`LogGuard::close`]: the app ends with
+/// `std::process::exit`, which runs no destructors, so the last lines reach the file only when
+/// the app closes the log itself as it quits.
 #[derive(Debug)]
-pub struct LogGuard(#[allow(dead_code)] WorkerGuard);
+pub struct LogGuard(std::sync::Mutex<Option<WorkerGuard>>);
+
+impl LogGuard {
+    /// Writes every line logged so far to the file and stops the file writer; later lines go to
+    /// stderr only. Called once, as the app quits.
+    pub fn close(&self) {
+        let writer = match self.0.lock() {
+            Ok(mut kept) => kept.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        drop(writer);
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoggingError {
@@ -51,5 +65,5 @@ pub fn install(log_dir: &Path) -> Result<LogGuard, LoggingError> {
                 .with_writer(file_writer),
         )
         .try_init()?;
-    Ok(LogGuard(guard))
+    Ok(LogGuard(std::sync::Mutex::new(Some(guard))))
 }

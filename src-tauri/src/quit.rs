@@ -14,28 +14,37 @@ const QUIT_GRACE: Duration = Duration::from_secs(8);
 
 /// As the app quits (its last window closed, or the desktop asked it to), stops the controller
 /// so running reconciles finish and the store is closed cleanly, waiting at most
-/// [`QUIT_GRACE`]: a quit never hangs on the network.
+/// [`QUIT_GRACE`]: a quit never hangs on the network. Then closes the log file, so its last
+/// lines are written before the process ends (Tauri ends it without running destructors).
 pub fn on_run_event(app: &tauri::AppHandle, event: tauri::RunEvent) {
     match event {
         tauri::RunEvent::ExitRequested { code, .. } => {
             tracing::info!(?code, "quitting");
         }
         tauri::RunEvent::Exit => {
-            let Some(desk) = app.try_state::<Arc<Desk>>() else {
-                return;
-            };
-            let desk = Arc::clone(&desk);
-            let stopped = tauri::async_runtime::block_on(async move {
-                tokio::time::timeout(QUIT_GRACE, desk.shut_down()).await
-            });
-            match stopped {
-                Ok(()) => tracing::info!("the app quit cleanly"),
-                Err(_) => {
-                    tracing::warn!(grace = ?QUIT_GRACE, "the app quit before the controller stopped")
-                }
+            stop_controller(app);
+            if let Some(log) = app.try_state::<crate::logging::LogGuard>() {
+                log.close();
             }
         }
         _ => {}
+    }
+}
+
+/// Stops the controller, waiting at most [`QUIT_GRACE`].
+fn stop_controller(app: &tauri::AppHandle) {
+    let Some(desk) = app.try_state::<Arc<Desk>>() else {
+        return;
+    };
+    let desk = Arc::clone(&desk);
+    let stopped = tauri::async_runtime::block_on(async move {
+        tokio::time::timeout(QUIT_GRACE, desk.shut_down()).await
+    });
+    match stopped {
+        Ok(()) => tracing::info!("the app quit cleanly"),
+        Err(_) => {
+            tracing::warn!(grace = ?QUIT_GRACE, "the app quit before the controller stopped")
+        }
     }
 }
 

@@ -33,6 +33,9 @@ const COMMANDS: &[&str] = &[
     "node_infra",
     "apply_manifest",
     "job",
+    "update_status",
+    "check_for_update",
+    "install_update",
 ];
 
 fn main() {

@@ -5,7 +5,7 @@
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{clusters, commands, deployments, session};
+use crate::{clusters, commands, deployments, session, update};
 
 /// Where the generated bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../ui/src/ipc/bindings.ts";
@@ -44,6 +44,9 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             clusters::node_infra,
             clusters::apply_manifest,
             clusters::job,
+            update::update_status,
+            update::check_for_update,
+            update::install_update,
         ])
         .events(collect_events![
             deployments::DeploymentChanged,
@@ -54,6 +57,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::IndexHealthChanged,
             deployments::SessionEnded,
             clusters::ClustersChanged,
+            update::UpdateChanged,
         ])
 }
 

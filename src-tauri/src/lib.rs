@@ -13,6 +13,7 @@ mod logging;
 mod quit;
 mod session;
 mod startup;
+mod update;
 mod window;
 
 use std::sync::Arc;
@@ -42,6 +43,8 @@ pub fn run(process_start: Instant) {
         .plugin(tauri_plugin_dialog::init())
         // The window's size, place and maximized state, kept across starts.
         .plugin(window::state_plugin())
+        // Signed updates: the signature check and the install of a downloaded release.
+        .plugin(update::plugin())
         .invoke_handler(invoke_handler)
         .on_window_event(window::on_event)
         .setup(move |app| {
@@ -54,6 +57,7 @@ pub fn run(process_start: Instant) {
             let desk = Arc::new(Desk::new(network.clone(), Arc::new(SystemBrowser), data_dir));
             deployments::forward_live_events(app.handle().clone(), &desk);
             quit::on_terminate(app.handle().clone());
+            update::start(app.handle());
             app.manage(desk);
             tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             Ok(())

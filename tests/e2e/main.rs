@@ -13,3 +13,4 @@ mod public_market;
 mod secrets;
 mod shell;
 mod sign_in;
+mod update;

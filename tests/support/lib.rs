@@ -10,6 +10,7 @@
 //! says what is missing.
 
 pub mod desktop;
+pub mod releases;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

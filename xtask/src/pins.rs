@@ -31,7 +31,11 @@ pub fn check(paths: &Paths) -> anyhow::Result<()> {
 
 /// The plugins the window never calls: used from Rust only, they have no npm package in the UI
 /// (the single-instance plugin has none at all).
-const RUST_ONLY_PLUGINS: &[&str] = &["tauri-plugin-single-instance", "tauri-plugin-window-state"];
+const RUST_ONLY_PLUGINS: &[&str] = &[
+    "tauri-plugin-single-instance",
+    "tauri-plugin-window-state",
+    "tauri-plugin-updater",
+];
 
 /// Every Tauri crate whose npm package is on another major or minor release, as
 /// "crate x.y.z ≠ package a.b.c", and every plugin the shell (its manifest `shell`) depends on

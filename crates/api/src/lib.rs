@@ -16,6 +16,8 @@
 //!   cluster's nodes as the one Infra the gateway keeps for them; [`kubeconfigs`]: the
 //!   kubeconfigs saved here, kept across restarts; [`last_seen`]: the clusters last seen live,
 //!   shown at an offline start;
+//! - [`update`]: signed updates: the release manifest and package, fetched under the outbound
+//!   policy, and what the window shows of them;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
 //!   someone is signed in.
 
@@ -35,6 +37,7 @@ mod private_json;
 pub mod records;
 pub mod secrets;
 pub mod session;
+pub mod update;
 
 pub use desk::{Desk, DeskError};
 pub use network::{DemoAccount, Network, NetworkError};

@@ -36,15 +36,20 @@ pub enum BodyError {
 }
 
 /// The body of `response`, at most `limit` bytes.
-pub async fn read_bytes(
+pub async fn read_bytes(response: reqwest::Response, limit: Limit) -> Result<Vec<u8>, BodyError> {
+    read_bytes_observed(response, limit, |_, _| {}).await
+}
+
+/// The body of `response`, at most `limit` bytes, telling `progress` after each chunk the bytes
+/// received so far and the length the answer announced (a download's progress bar).
+pub async fn read_bytes_observed(
     mut response: reqwest::Response,
     limit: Limit,
+    mut progress: impl FnMut(u64, Option<u64>),
 ) -> Result<Vec<u8>, BodyError> {
     let Limit(max) = limit;
-    if response
-        .content_length()
-        .is_some_and(|length| length > max as u64)
-    {
+    let announced = response.content_length();
+    if announced.is_some_and(|length| length > max as u64) {
         return Err(BodyError::TooLarge(max));
     }
     let mut body = Vec::new();
@@ -57,6 +62,7 @@ pub async fn read_bytes(
             return Err(BodyError::TooLarge(max));
         }
         body.extend_from_slice(&chunk);
+        progress(body.len() as u64, announced);
     }
     Ok(body)
 }

@@ -98,6 +98,12 @@ export const commands = {
 	applyManifest: (cluster: string, manifest: string, dryRun: boolean, force: boolean) => typedError<Applied_Serialize, CommandError>(__TAURI_INVOKE("apply_manifest", { cluster, manifest, dryRun, force })),
 	/**  A Job of a cluster now, with its last log lines. */
 	job: (cluster: string, namespace: string, name: string) => typedError<JobView, CommandError>(__TAURI_INVOKE("job", { cluster, namespace, name })),
+	/**  What the window shows of updates now. */
+	updateStatus: () => __TAURI_INVOKE<UpdateView_Serialize>("update_status"),
+	/**  Asks for a newer release now (Settings' "Check for updates"); answers what is then shown. */
+	checkForUpdate: () => __TAURI_INVOKE<UpdateView_Serialize>("check_for_update"),
+	/**  Installs the downloaded release and restarts into it ("Restart to update"). */
+	installUpdate: () => typedError<null, CommandError>(__TAURI_INVOKE("install_update")),
 };
 
 /** Events */
@@ -110,6 +116,7 @@ export const events = {
 	identityNamed: makeEvent<IdentityNamed, IdentityNamed>("identity-named"),
 	indexHealthChanged: makeEvent<IndexHealthChanged_Serialize, IndexHealthChanged_Deserialize>("index-health-changed"),
 	sessionEnded: makeEvent<SessionEnded, SessionEnded>("session-ended"),
+	updateChanged: makeEvent<UpdateChanged_Serialize, UpdateChanged_Deserialize>("update-changed"),
 };
 
 /* Types */
@@ -1500,6 +1507,72 @@ export type TimelineEntry_Serialize = {
 	/**  What the contract said then. */
 	message: string | null,
 };
+
+/**  What the window shows of updates changed. */
+export type UpdateChanged = UpdateChanged_Serialize | UpdateChanged_Deserialize;
+
+/**  What the window shows of updates changed. */
+export type UpdateChanged_Deserialize = UpdateView_Deserialize;
+
+/**  What the window shows of updates changed. */
+export type UpdateChanged_Serialize = UpdateView_Serialize;
+
+/**  What the window shows of updates. */
+export type UpdateView = UpdateView_Serialize | UpdateView_Deserialize;
+
+/**  What the window shows of updates. */
+export type UpdateView_Deserialize = 
+/**  This build checks no update endpoint (a development build without one set). */
+{ state: "off" } | 
+/**  Asking the endpoint for its newest release. */
+{ state: "checking" } | 
+/**  The newest release is the running one. */
+{ state: "upToDate"; version: string } | 
+/**  A newer release is being downloaded (bytes: a package is at most [`PACKAGE_LIMIT`]). */
+{ state: "downloading"; version: string; received: number; total?: number | null } | 
+/**
+ *  A newer release is downloaded and its signature checked: it installs when the owner
+ *  chooses to restart, never before.
+ */
+{ state: "ready"; version: string } | 
+/**
+ *  What was offered was refused (another key's signature, a damaged package, an older
+ *  version); the running version keeps working.
+ */
+{ state: "refused"; version: string; reason: string } | 
+/**  The endpoint could not be asked, or did not answer a release. */
+{ state: "unreachable"; reason: string } | 
+/**  The package is being installed; the app restarts into it next. */
+{ state: "installing"; version: string } | 
+/**  The package could not be installed; the running version keeps working. */
+{ state: "installFailed"; version: string; reason: string };
+
+/**  What the window shows of updates. */
+export type UpdateView_Serialize = 
+/**  This build checks no update endpoint (a development build without one set). */
+{ state: "off" } | 
+/**  Asking the endpoint for its newest release. */
+{ state: "checking" } | 
+/**  The newest release is the running one. */
+{ state: "upToDate"; version: string } | 
+/**  A newer release is being downloaded (bytes: a package is at most [`PACKAGE_LIMIT`]). */
+{ state: "downloading"; version: string; received: number; total: number | null } | 
+/**
+ *  A newer release is downloaded and its signature checked: it installs when the owner
+ *  chooses to restart, never before.
+ */
+{ state: "ready"; version: string } | 
+/**
+ *  What was offered was refused (another key's signature, a damaged package, an older
+ *  version); the running version keeps working.
+ */
+{ state: "refused"; version: string; reason: string } | 
+/**  The endpoint could not be asked, or did not answer a release. */
+{ state: "unreachable"; reason: string } | 
+/**  The package is being installed; the app restarts into it next. */
+{ state: "installing"; version: string } | 
+/**  The package could not be installed; the running version keeps working. */
+{ state: "installFailed"; version: string; reason: string };
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

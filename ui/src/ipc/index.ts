@@ -38,6 +38,7 @@ import {
   type SyncSummary,
   type SyncView_Serialize as SyncView,
   type TimelineEntry_Serialize as TimelineEntry,
+  type UpdateView_Serialize as UpdateView,
 } from "./bindings";
 import { save as saveDialog } from "@tauri-apps/plugin-dialog";
 import { isPermissionGranted, requestPermission, sendNotification } from "@tauri-apps/plugin-notification";
@@ -76,6 +77,7 @@ export type {
   SyncSummary,
   SyncView,
   TimelineEntry,
+  UpdateView,
 };
 
 /** A failed command as the UI handles it: branch on `code`, show `message` (and `problems`). */
@@ -304,6 +306,26 @@ export async function job(cluster: string, namespace: string, name: string): Pro
 /** Calls `handle` whenever the owner's clusters (or the connection to the gateway) change. */
 export async function onClustersChanged(handle: (view: ClustersView) => void): Promise<() => void> {
   return events.clustersChanged.listen((event) => handle(event.payload));
+}
+
+/** What the window shows of updates now. */
+export async function updateStatus(): Promise<UpdateView> {
+  return commands.updateStatus();
+}
+
+/** Asks for a newer release now; resolves to what is then shown. */
+export async function checkForUpdate(): Promise<UpdateView> {
+  return commands.checkForUpdate();
+}
+
+/** Installs the downloaded release and restarts into it. */
+export async function installUpdate(): Promise<void> {
+  unwrap(await commands.installUpdate());
+}
+
+/** Calls `handle` with what the window shows of updates whenever it changes. */
+export async function onUpdateChanged(handle: (view: UpdateView) => void): Promise<() => void> {
+  return events.updateChanged.listen((event) => handle(event.payload));
 }
 
 let desktopAllowed: Promise<boolean> | undefined;

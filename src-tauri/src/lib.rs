@@ -59,7 +59,7 @@ pub fn run(process_start: Instant) {
             quit::on_terminate(app.handle().clone());
             update::start(app.handle());
             app.manage(desk);
-            tracing::info!(version = env!("CARGO_PKG_VERSION"), log_dir = %log_dir.display(), network = %network_name, "swdesk started");
+            tracing::info!(version = %app.package_info().version, log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             Ok(())
         })
         .build(tauri::generate_context!());

@@ -2,13 +2,16 @@
 //! hand, `cargo xtask bundle --debug`) installed by dpkg into a throwaway root with a package
 //! database of its own, its dependencies checked against this system by apt, launched from
 //! where it was installed as far as the sign-in screen, then removed; the `.rpm` read by rpm for
-//! the same files and metadata.
+//! the same files and metadata. And the installed app updating itself: the next version's `.deb`
+//! (also made by `cargo xtask test`), signed and offered by a loopback release server, installed
+//! when the owner presses "Restart to update", and the app restarted into it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context;
 use swdesk_tests::AppWindow;
+use swdesk_tests::releases::{ReleaseServer, SigningKey};
 
 /// The package's name in both formats.
 const PACKAGE: &str = "socialweb-desk";
@@ -28,14 +31,20 @@ const FILES: &[&str] = &[
 fn package(extension: &str) -> anyhow::Result<PathBuf> {
     let directory = std::env::var("SWDESK_APP_BUNDLE")
         .context("SWDESK_APP_BUNDLE is not set: run the suite with `cargo xtask test`")?;
-    let directory = Path::new(&directory).join(extension);
-    let found: Vec<PathBuf> = std::fs::read_dir(&directory)
-        .with_context(|| {
-            format!(
-                "no {} (build it with `cargo xtask bundle --debug`)",
-                directory.display()
-            )
-        })?
+    only_package(&Path::new(&directory).join(extension), extension)
+}
+
+/// The one `.deb` of the debug build's next version.
+fn next_release() -> anyhow::Result<PathBuf> {
+    let directory = std::env::var("SWDESK_APP_NEXT_RELEASE")
+        .context("SWDESK_APP_NEXT_RELEASE is not set: run the suite with `cargo xtask test`")?;
+    only_package(Path::new(&directory), "deb")
+}
+
+/// The one file ending in `.extension` in `directory`.
+fn only_package(directory: &Path, extension: &str) -> anyhow::Result<PathBuf> {
+    let found: Vec<PathBuf> = std::fs::read_dir(directory)
+        .with_context(|| format!("no {} (`cargo xtask test` builds it)", directory.display()))?
         .flatten()
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|ext| ext == extension))
@@ -87,14 +96,52 @@ impl ThrowawayRoot {
     /// dpkg acting on this root (its dependencies are this system's: apt checks them).
     fn dpkg(&self) -> Command {
         let mut dpkg = Command::new("dpkg");
-        dpkg.arg(format!("--instdir={}", self.root.display()))
-            .arg(format!("--admindir={}", self.admin.display()))
-            .args([
-                "--force-not-root",
-                "--force-script-chrootless",
-                "--force-depends",
-            ]);
+        dpkg.args(self.dpkg_options());
         dpkg
+    }
+
+    fn dpkg_options(&self) -> [String; 5] {
+        [
+            format!("--instdir={}", self.root.display()),
+            format!("--admindir={}", self.admin.display()),
+            "--force-not-root".to_owned(),
+            "--force-script-chrootless".to_owned(),
+            "--force-depends".to_owned(),
+        ]
+    }
+
+    /// A folder holding a `pkexec` that runs the `dpkg` it is asked to on this root: the test's
+    /// stand-in for the system's password prompt, which the updater calls to install a `.deb`
+    /// (a test cannot answer polkit, nor install into this machine's own package database).
+    fn password_prompt(&self) -> anyhow::Result<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = self
+            .root
+            .parent()
+            .context("the root has a parent")?
+            .join("bin");
+        std::fs::create_dir_all(&folder)?;
+        let options = self
+            .dpkg_options()
+            .map(|option| format!("'{option}'"))
+            .join(" ");
+        let script = format!(
+            "#!/bin/sh\n[ \"$1\" = dpkg ] || exit 126\nshift\nexec dpkg {options} \"$@\"\n"
+        );
+        let pkexec = folder.join("pkexec");
+        std::fs::write(&pkexec, script)?;
+        std::fs::set_permissions(&pkexec, std::fs::Permissions::from_mode(0o755))?;
+        Ok(folder)
+    }
+
+    /// The version of the app this root's package database holds.
+    fn installed_version(&self) -> anyhow::Result<String> {
+        let version = output(self.dpkg().args(["--status", PACKAGE]))?;
+        version
+            .lines()
+            .find_map(|line| line.strip_prefix("Version: "))
+            .map(str::to_owned)
+            .context("dpkg --status names no version")
     }
 
     /// Every regular file under the root, as an absolute path in the installed system.
@@ -183,6 +230,86 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
         installed.files(),
         Vec::<String>::new(),
         "removed without a trace"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_installed_app_updates_to_a_signed_release_when_asked_and_restarts_into_it()
+-> anyhow::Result<()> {
+    let (current, next) = (package("deb")?, next_release()?);
+    let field = |deb: &Path| {
+        output(
+            Command::new("dpkg-deb")
+                .arg("--field")
+                .arg(deb)
+                .arg("Version"),
+        )
+    };
+    let next_version = field(&next)?.trim().to_owned();
+    let installed = ThrowawayRoot::new()?;
+    output(installed.dpkg().arg("--install").arg(&current))?;
+    let from_version = installed.installed_version()?;
+    assert_ne!(from_version, next_version);
+
+    let project = SigningKey::generate()?;
+    let server = ReleaseServer::start().await?;
+    let bytes = std::fs::read(&next)?;
+    server.offer(&next_version, &bytes, &project.sign(&bytes, &next_version)?);
+    let path = format!(
+        "{}:{}",
+        installed.password_prompt()?.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let endpoint = server.manifest_url();
+    let binary = installed.root.join("usr/bin/swdesk").display().to_string();
+    let mut window = AppWindow::open_binary(
+        "installed-update",
+        &binary,
+        &[
+            ("SWDESK_UPDATE_ENDPOINT", &endpoint),
+            ("SWDESK_UPDATE_KEY", &project.public),
+            ("PATH", &path),
+        ],
+    )
+    .await?;
+    let bar = "[data-testid='update-bar']";
+    window
+        .wait_for_text(
+            bar,
+            &format!("Version {next_version} is ready — restart to update"),
+        )
+        .await?;
+    window.screenshot("ready").await?;
+    let first = window.app_processes();
+    anyhow::ensure!(!first.is_empty(), "the installed app runs");
+    window.click(&format!("{bar} button")).await?;
+
+    let started = format!("swdesk started version={next_version}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let restarted = loop {
+        let running = window.app_processes();
+        if window.log().contains(&started) && !running.is_empty() && running != first {
+            break running;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "no app of version {next_version} started after the restart (running {running:?}, \
+             first {first:?}); its log:\n{}",
+            window.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let log = window.log();
+    assert_eq!(installed.installed_version()?, next_version);
+    assert!(
+        log.contains("the update is installed: restarting into it"),
+        "{log}"
+    );
+    window.quit_by_signal().await?;
+    assert!(
+        first.iter().all(|pid| !restarted.contains(pid)),
+        "a new process runs ({first:?} before, {restarted:?} after)"
     );
     Ok(())
 }

@@ -10,7 +10,8 @@ use swdesk_tests::releases::{ReleaseServer, SigningKey};
 /// Where the sidebar tells of an update.
 const BAR: &str = "[data-testid='update-bar']";
 
-/// A package to offer: its bytes do not matter until it is installed.
+/// A package to offer: bytes that are no package, so that nothing is ever installed here (the
+/// installed app's update, with a real `.deb`, is in `package.rs`).
 fn package() -> Vec<u8> {
     (0..200_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -68,7 +69,8 @@ async fn every_bad_release_is_refused_with_its_reason_and_a_good_one_waits_for_t
         .await?;
     window.screenshot("ready").await?;
 
-    // A source build was not installed from a package: it refuses to install over itself.
+    // An install that fails (the bytes are no package; a build not installed from one refuses
+    // to write over itself) says so, and the running version keeps working.
     window.click(&format!("{BAR} button")).await?;
     window.wait_for_text(BAR, "could not be installed").await?;
     window.click("button[data-nav='deployments']").await?;

@@ -271,6 +271,12 @@ impl AppWindow {
             .collect()
     }
 
+    /// The app processes running in this window's home (the one it started, or the one an
+    /// update restarted into).
+    pub fn app_processes(&self) -> Vec<u32> {
+        app_processes_in(&self.home)
+    }
+
     /// Asks the app to quit as the desktop does at logout (SIGTERM), waits until it has ended,
     /// and answers its log.
     pub async fn quit_by_signal(mut self) -> anyhow::Result<String> {

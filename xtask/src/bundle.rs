@@ -60,20 +60,60 @@ pub fn bundle(paths: &Paths, args: &BundleArgs) -> anyhow::Result<()> {
 pub fn build(paths: &Paths, debug: bool) -> anyhow::Result<Packages> {
     let directory = bundle_directory(paths, debug);
     std::fs::remove_dir_all(&directory).ok();
-    let mut tauri = Command::new(paths.ui().join("node_modules/.bin/tauri"));
-    tauri.args(["build", "--bundles", "deb,rpm", "--ci"]);
-    if debug {
-        tauri.arg("--debug");
-    }
-    cmd::run(
-        tauri
-            .current_dir(&paths.root)
-            .env("CARGO_TARGET_DIR", &paths.target),
-    )?;
+    let mut tauri = tauri_build(paths, debug, "deb,rpm");
+    cmd::run(&mut tauri)?;
     Ok(Packages {
         deb: only_file(&directory.join("deb"), "deb")?,
         rpm: only_file(&directory.join("rpm"), "rpm")?,
     })
+}
+
+/// Builds the debug app as its next version ([`next_version`]) and keeps its `.deb` in
+/// [`update_directory`]: the release the update test installs over the debug package. Then
+/// builds the debug packages as [`build`] does, so the debug binary is this version again.
+pub fn build_with_next_release(paths: &Paths) -> anyhow::Result<Packages> {
+    let directory = bundle_directory(paths, true);
+    std::fs::remove_dir_all(&directory).ok();
+    let config = format!(r#"{{"version":"{}"}}"#, next_version());
+    cmd::run(tauri_build(paths, true, "deb").args(["--config", &config]))?;
+    let next = only_file(&directory.join("deb"), "deb")?;
+    let kept = update_directory(paths);
+    std::fs::remove_dir_all(&kept).ok();
+    std::fs::create_dir_all(&kept)?;
+    let file_name = next.file_name().context("a package has a file name")?;
+    std::fs::copy(&next, kept.join(file_name))
+        .with_context(|| format!("cannot keep {}", next.display()))?;
+    build(paths, true)
+}
+
+/// The version after this one (its patch release): what the update test offers.
+pub fn next_version() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut parts: Vec<u64> = version
+        .split('.')
+        .map(|part| part.parse().unwrap_or(0))
+        .collect();
+    parts.resize(3, 0);
+    parts[2] += 1;
+    format!("{}.{}.{}", parts[0], parts[1], parts[2])
+}
+
+/// Where the `.deb` of the debug build's next version is kept.
+pub fn update_directory(paths: &Paths) -> PathBuf {
+    paths.target.join("debug").join("next-release")
+}
+
+/// `tauri build` of the `bundles` named, debug or release, into the workspace's target.
+fn tauri_build(paths: &Paths, debug: bool, bundles: &str) -> Command {
+    let mut tauri = Command::new(paths.ui().join("node_modules/.bin/tauri"));
+    tauri.args(["build", "--bundles", bundles, "--ci"]);
+    if debug {
+        tauri.arg("--debug");
+    }
+    tauri
+        .current_dir(&paths.root)
+        .env("CARGO_TARGET_DIR", &paths.target);
+    tauri
 }
 
 /// Where the bundler writes the packages of a build.

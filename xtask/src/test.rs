@@ -118,8 +118,8 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
         );
     if built {
         tally.check(
-            "packages (.deb and .rpm of the debug build)",
-            bundle::build(paths, true).map(drop),
+            "packages (.deb and .rpm of the debug build, and the .deb of its next version)",
+            bundle::build_with_next_release(paths).map(drop),
         );
     }
     tally.suite("UI unit tests", vitest(paths));
@@ -214,6 +214,7 @@ pub fn window_session(
         .env("SWDESK_TAURI_DRIVER", setup::tauri_driver_program())
         .env("SWDESK_E2E_OUTPUT", paths.e2e_output())
         .env("SWDESK_APP_BUNDLE", bundle::bundle_directory(paths, true))
+        .env("SWDESK_APP_NEXT_RELEASE", bundle::update_directory(paths))
         .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line());
     Ok(command)
 }

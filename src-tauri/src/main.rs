@@ -20,6 +20,9 @@ Environment:
   SWDESK_MARKET_RELAY   an https relay listing the compute market's bidders
   SWDESK_CLIENT_ID      the URL of the OAuth client metadata document to present
   RUST_LOG              what to log (default: info)
+  SWDESK_UPDATE_ENDPOINT, SWDESK_UPDATE_KEY
+                        development builds only: where releases are announced, and the
+                        public key their signatures are checked against
 
 Files (Linux):
   ~/.local/share/computer.socialweb.desk/accounts/   one store file per account

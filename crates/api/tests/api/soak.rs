@@ -157,6 +157,16 @@ async fn soak() {
             series.join(", ")
         );
     }
+    let threads: Vec<String> = memory_by_minute
+        .iter()
+        .map(|memory| memory.threads.to_string())
+        .collect();
+    println!(
+        "soak: threads: {} at start, {} at end; after each minute's check: {}",
+        memory_at_start.threads,
+        memory_at_end.threads,
+        threads.join(", ")
+    );
     for violation in &tally.violations {
         println!("violation: {violation}");
     }
@@ -365,6 +375,8 @@ struct Memory {
     resident: u64,
     /// `RssAnon`: the process's own (heap, stacks).
     anonymous: u64,
+    /// `Threads`: each has a stack of its own, resident as deep as it was ever used.
+    threads: u64,
 }
 
 impl Memory {
@@ -380,6 +392,7 @@ impl Memory {
         Self {
             resident: field("VmRSS:"),
             anonymous: field("RssAnon:"),
+            threads: field("Threads:"),
         }
     }
 

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: how much the app as an owner installs it costs over a bare Tauri
 //! window. The app's release `.deb` is built by the bundler (`cargo xtask bundle`) and unpacked
 //! into a throwaway root, as `dpkg` lays it out; the bare window is built in release in the
-//! same run, with the same Tauri build. Each is launched in turn on a private virtual display.
+//! same run, with the same Tauri build. Each is launched in turn in a private desktop session
+//! (a virtual display and a session bus).
 //! Each launch measures the time from spawning the process to the window's first-paint report
 //! (`swdesk:first-paint ms=<n>` on stdout), then the resident memory of the whole process tree
 //! (the app and its WebKit processes) after a spell of idle. Medians are printed side by side
@@ -18,7 +19,7 @@ use anyhow::{Context, bail};
 
 use crate::bundle;
 use crate::cmd;
-use crate::display::VirtualDisplay;
+use crate::display::{SessionBus, VirtualDisplay};
 use crate::paths::Paths;
 use crate::run::{self, APP_BINARY};
 use crate::setup::{self, Purpose};
@@ -46,6 +47,7 @@ pub fn bench(paths: &Paths, runs: usize, idle_seconds: u64) -> anyhow::Result<()
         BASELINE_BINARY,
     ]))?;
     let display = VirtualDisplay::start()?;
+    let bus = SessionBus::start()?;
     let idle = Duration::from_secs(idle_seconds);
     let apps = [
         (
@@ -60,7 +62,7 @@ pub fn bench(paths: &Paths, runs: usize, idle_seconds: u64) -> anyhow::Result<()
     let mut launches: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
     for round in 0..runs {
         for (index, (name, binary)) in apps.iter().enumerate() {
-            let launch = launch_once(binary, &display.name, idle)
+            let launch = launch_once(binary, &display.name, &bus.address, idle)
                 .with_context(|| format!("{name}, launch {}", round + 1))?;
             eprintln!(
                 "{name:>18} #{}: first paint {} ms, idle RSS {:.1} MiB",
@@ -113,12 +115,13 @@ fn print_report(baseline: &[Launch], app: &[Launch], runs: usize, idle_seconds: 
     );
 }
 
-fn launch_once(binary: &Path, display: &str, idle: Duration) -> anyhow::Result<Launch> {
+fn launch_once(binary: &Path, display: &str, bus: &str, idle: Duration) -> anyhow::Result<Launch> {
     let home = std::env::temp_dir().join(format!("swdesk-bench-{}", std::process::id()));
     std::fs::remove_dir_all(&home).ok();
     let started = Instant::now();
     let mut child = Command::new(binary)
         .env("DISPLAY", display)
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
         .env("SWDESK_REPORT_FIRST_PAINT", "1")
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))

@@ -350,10 +350,21 @@ impl AppWindow {
         Ok(self.find(css).await?.text().await?)
     }
 
-    /// Clicks the element once a person could: see [`Self::actionable`].
+    /// Clicks the element once a person could: see [`Self::actionable`]. When the page
+    /// replaced the element between that check and the click (a list rendered again: CI, the
+    /// offline-start test's cluster row), WebDriver refuses the stale node and no click was
+    /// dispatched: the element is found again and clicked.
     pub async fn click(&self, css: &str) -> anyhow::Result<()> {
-        self.actionable(css).await?.click().await?;
-        Ok(())
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            match self.actionable(css).await?.click().await {
+                Ok(()) => return Ok(()),
+                Err(error) if is_stale(&error) && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     /// Waits for the element, scrolls it into view (WebKitWebDriver refuses to touch an element
@@ -569,10 +580,22 @@ impl AppWindow {
 
     /// Types `text` into the field matching the CSS selector, after clearing it.
     pub async fn type_into(&self, css: &str, text: &str) -> anyhow::Result<()> {
-        let field = self.actionable(css).await?;
-        field.clear().await?;
-        field.send_keys(text).await?;
-        Ok(())
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            let field = self.actionable(css).await?;
+            let typed = match field.clear().await {
+                Ok(()) => field.send_keys(text).await,
+                Err(error) => Err(error),
+            };
+            match typed {
+                Ok(()) => return Ok(()),
+                // Replaced before anything was typed into it (see `click`): type into the new one.
+                Err(error) if is_stale(&error) && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     /// Runs `script` in the window (WebDriver's asynchronous script: it ends by calling its last
@@ -780,6 +803,14 @@ async fn wait_for_no_app_in(home: &Path, patience: Duration) -> Vec<u32> {
 
 /// The pids of the app's processes (executables named `swdesk`, Linux: `/proc/<pid>/exe`) whose
 /// `XDG_DATA_HOME` is `home`'s.
+/// Whether WebDriver refused a command because the element it names is no longer in the page
+/// (WebKitWebDriver: "Stale element found when trying to create the node handle").
+fn is_stale(error: &fantoccini::error::CmdError) -> bool {
+    use fantoccini::error::{CmdError, ErrorStatus};
+    matches!(error, CmdError::Standard(webdriver) if webdriver.error == ErrorStatus::StaleElementReference)
+        || error.to_string().to_lowercase().contains("stale element")
+}
+
 fn app_processes_in(home: &Path) -> Vec<u32> {
     let data_home = format!("XDG_DATA_HOME={}", home.join("data").display());
     let Ok(entries) = std::fs::read_dir("/proc") else {

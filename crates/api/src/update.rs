@@ -77,7 +77,8 @@ pub struct UpdateSource {
 
 impl UpdateSource {
     /// Releases announced at `manifest`: an https URL, or (development builds and tests) a
-    /// loopback one, whose port alone is then reachable besides the public network.
+    /// loopback one, whose port alone is then reachable besides the public network (an https
+    /// endpoint opens no loopback port).
     pub fn new(manifest: Url) -> Self {
         let policy = NetPolicy::public().with_loopback_service(&manifest);
         Self {

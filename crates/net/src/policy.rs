@@ -53,10 +53,13 @@ impl NetPolicy {
     }
 
     /// This policy, also reaching the loopback service at `url`'s port (the owner's sandbox
-    /// configuration names its PDS, PLC and peers this way; a peer's answer never does).
+    /// configuration names its PDS, PLC and peers this way; a peer's answer never does). A URL
+    /// that is not on loopback opens nothing: `https://example.com` must not open port 443 of
+    /// this machine.
     #[must_use]
     pub fn with_loopback_service(mut self, url: &Url) -> Self {
-        if let Some(port) = url.port_or_known_default() {
+        let on_loopback = url.host().is_some_and(|host| is_loopback_host(&host));
+        if let Some(port) = url.port_or_known_default().filter(|_| on_loopback) {
             self.loopback_ports.insert(port);
         }
         self
@@ -242,6 +245,14 @@ mod tests {
         );
         assert!(sandbox.check_url(&url("http://localhost/")).is_err());
         assert!(sandbox.check_url(&url("http://169.254.169.254/")).is_err());
+    }
+
+    #[test]
+    fn a_service_off_loopback_opens_no_loopback_port() {
+        let policy = NetPolicy::public().with_loopback_service(&url("https://example.com/x"));
+        assert!(policy.check_url(&url("https://127.0.0.1/")).is_err());
+        assert!(policy.check_url(&url("https://localhost:443/")).is_err());
+        assert!(policy.check_url(&url("https://example.com/y")).is_ok());
     }
 
     #[test]

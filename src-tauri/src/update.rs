@@ -292,15 +292,17 @@ pub async fn install_update(app: AppHandle) -> Result<(), CommandError> {
             version: version.clone(),
         },
     );
-    let installed = tauri::async_runtime::spawn_blocking(move || update.install(bytes)).await;
+    let installed = tauri::async_runtime::spawn_blocking(move || update.install(bytes))
+        .await
+        .map_err(|error| error.to_string())
+        .and_then(|installed| installed.map_err(|error| error.to_string()));
     match installed {
-        Ok(Ok(())) => {
+        Ok(()) => {
             tracing::info!(%version, "the update is installed: restarting into it");
             app.request_restart();
             Ok(())
         }
-        Ok(Err(error)) => Err(install_failed(&app, &updates, version, &error.to_string())),
-        Err(error) => Err(install_failed(&app, &updates, version, &error.to_string())),
+        Err(why) => Err(install_failed(&app, &updates, version, &why)),
     }
 }
 

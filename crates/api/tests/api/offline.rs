@@ -67,11 +67,17 @@ async fn work_done_while_the_pds_is_down_reaches_it_once_it_is_back_with_one_wri
         (waits_to_sync(&controller, "alpha") && waits_to_sync(&controller, "beta")).then_some(())
     })
     .await;
-    let beta = controller
-        .sync_view::<InfraSpec>(&Name::parse("beta").unwrap())
-        .await
-        .unwrap()
-        .expect("beta is there");
+    // The listing marks every deployment offline as soon as it fails; beta's own write fails
+    // (and plans its retry) on its next run, which may come a moment later.
+    let beta = eventually("beta's own write failed", async || {
+        let view = controller
+            .sync_view::<InfraSpec>(&Name::parse("beta").unwrap())
+            .await
+            .unwrap()
+            .expect("beta is there");
+        (view.failures >= 1).then_some(view)
+    })
+    .await;
     assert_eq!(beta.synced, Some(false));
     assert!(
         beta.last_error

@@ -230,18 +230,19 @@ impl AccountController {
         &self,
         name: &Name,
     ) -> Result<Option<SyncView>, ControllerError> {
-        let (store, name) = (Arc::clone(&self.store), name.clone());
-        let object = tokio::task::spawn_blocking(move || {
+        let name = name.clone();
+        let read = self.store.call(move |store| {
             let object = store.get::<D>(&name)?;
             let child = match &object {
-                Some(object) => child_record::<D>(&store, object)?,
+                Some(object) => child_record::<D>(store, object)?,
                 None => None,
             };
             Ok::<_, StoreError>((object, child))
-        })
-        .await
-        .map_err(|error| ControllerError::Read(error.to_string()))?
-        .map_err(|error| ControllerError::Read(error.to_string()))?;
+        });
+        let object = read
+            .await
+            .and_then(|read| read)
+            .map_err(|error| ControllerError::Read(error.to_string()))?;
         let (Some(object), child) = object else {
             return Ok(None);
         };
@@ -253,15 +254,12 @@ impl AccountController {
         )))
     }
 
-    /// Runs `read` on the store off the async executor.
+    /// Runs `read` on the store off the async executor, in its turn (see [`Store::call`]).
     pub async fn read<T: Send + 'static>(
         &self,
         read: impl FnOnce(&Store) -> T + Send + 'static,
     ) -> Result<T, ControllerError> {
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || read(&store))
-            .await
-            .map_err(|error| ControllerError::Read(error.to_string()))
+        (self.store.call(read).await).map_err(|error| ControllerError::Read(error.to_string()))
     }
 
     /// Sends every deployment change and every controller step to `sender` until the
@@ -374,10 +372,9 @@ async fn keep_node_infras(
     trigger: Option<&swdesk_controller::runtime::Trigger>,
     clusters: Vec<crate::clusters::ClusterRow>,
 ) {
-    let store = Arc::clone(store);
-    let kept =
-        tokio::task::spawn_blocking(move || node_infra::keep(&store, &clusters, SystemClock.now()))
-            .await;
+    let kept = store
+        .call(move |store| node_infra::keep(store, &clusters, SystemClock.now()))
+        .await;
     match kept {
         Ok(Ok(names)) => {
             for (name, trigger) in names.into_iter().filter_map(|name| Some((name, trigger?))) {
@@ -401,11 +398,10 @@ async fn forward_changes(store: Arc<Store>, sender: tokio::sync::broadcast::Send
             let _no_window = sender.send(LiveEvent::DeploymentsStale);
             continue;
         }
-        let reader = Arc::clone(&store);
-        let read = tokio::task::spawn_blocking(move || {
+        let read = store.call(move |reader| {
             let mut changed = batch.changed;
-            changed.extend(deployments::owners_of_contracts(&reader, &batch.contracts)?);
-            deployments::changes(&reader, &changed)
+            changed.extend(deployments::owners_of_contracts(reader, &batch.contracts)?);
+            deployments::changes(reader, &changed)
         });
         match read.await {
             Ok(Ok(changes)) => {
@@ -461,13 +457,14 @@ impl ChangedDeployments {
 /// Makes sure the account's own index is followed, so deployments written on the owner's
 /// other devices appear here (as followers).
 async fn follow_own_index(store: &Arc<Store>, did: &str) -> Result<(), ControllerError> {
-    let (store, did) = (Arc::clone(store), did.to_owned());
-    tokio::task::spawn_blocking(move || {
-        ensure::<InfraCollectionSpec>(&store, InfraCollectionSpec { repo: did.clone() })?;
-        ensure::<EphemeralInfraCollectionSpec>(&store, EphemeralInfraCollectionSpec { repo: did })
-    })
-    .await
-    .map_err(|error| ControllerError::Setup(error.to_string()))?
+    let did = did.to_owned();
+    let ensured = store.call(move |store| {
+        ensure::<InfraCollectionSpec>(store, InfraCollectionSpec { repo: did.clone() })?;
+        ensure::<EphemeralInfraCollectionSpec>(store, EphemeralInfraCollectionSpec { repo: did })
+    });
+    ensured
+        .await
+        .map_err(|error| ControllerError::Setup(error.to_string()))?
 }
 
 fn ensure<C: Resource<Status = CollectionStatus>>(

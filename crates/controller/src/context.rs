@@ -90,17 +90,13 @@ impl<R: RecordRepo + 'static> Context<R> {
         Self { store, repo, clock }
     }
 
-    /// Runs `call` against the store on the blocking pool.
+    /// Runs `call` against the store, in its turn (see [`Store::call`]).
     pub async fn store<T, F>(&self, call: F) -> Result<T, ReconcileError>
     where
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     {
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || call(&store))
-            .await
-            .map_err(|error| ReconcileError::Store(format!("a store call stopped: {error}")))?
-            .map_err(ReconcileError::from)
+        Ok(self.store.call(call).await??)
     }
 
     /// The usual reconcile of an object of kind `S` that holds `finalizer`: read it afresh

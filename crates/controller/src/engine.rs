@@ -294,10 +294,10 @@ impl<R: Resource> KeyLister for StoreLister<R> {
     type Error = String;
 
     async fn list(&self) -> Result<Vec<Name>, String> {
-        let store = Arc::clone(&self.store);
-        tokio::task::spawn_blocking(move || store.list::<R>())
-            .await
-            .map_err(|error| error.to_string())?
+        let listed = self.store.call(|store| store.list::<R>()).await;
+        listed
+            .and_then(|names| names)
+            .map_err(|error| error.to_string())
             .map(|objects| {
                 objects
                     .into_iter()
@@ -378,27 +378,30 @@ async fn poll_remote<R: RecordRepo + 'static>(
 
 /// The owners of the changed object (children only: deployments own records and contracts).
 async fn owners(store: &Arc<Store>, event: &Event) -> Vec<OwnerRef> {
-    let (store, name) = (Arc::clone(store), event.name.clone());
+    let name = event.name.clone();
     let refs = match event.kind {
         Kind::AtprotoRecord => {
-            tokio::task::spawn_blocking(move || {
-                store
-                    .get::<AtprotoRecordSpec>(&name)
-                    .map(|found| found.map(|object| object.metadata.owner_refs))
-            })
-            .await
+            store
+                .call(move |store| {
+                    let found = store.get::<AtprotoRecordSpec>(&name);
+                    found.map(|found| found.map(|object| object.metadata.owner_refs))
+                })
+                .await
         }
         Kind::ComputeContract => {
-            tokio::task::spawn_blocking(move || {
-                store
-                    .get::<ComputeContractSpec>(&name)
-                    .map(|found| found.map(|object| object.metadata.owner_refs))
-            })
-            .await
+            store
+                .call(move |store| {
+                    let found = store.get::<ComputeContractSpec>(&name);
+                    found.map(|found| found.map(|object| object.metadata.owner_refs))
+                })
+                .await
         }
         _ => return Vec::new(),
     };
-    refs.ok().and_then(Result::ok).flatten().unwrap_or_default()
+    refs.and_then(|found| found)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
 }
 
 async fn relist(store: &Arc<Store>, send: &impl Fn(Kind, Name)) {

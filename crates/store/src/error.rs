@@ -104,6 +104,10 @@ pub enum StoreError {
     /// The operating system gave no random bytes for a new uid.
     #[error("no random source for a new object's uid: {0}")]
     NoRandomness(String),
+    /// A call from async code stopped before it answered: it panicked, or the runtime is
+    /// shutting down.
+    #[error("a store call stopped before it answered: {0}")]
+    Interrupted(String),
     /// The database itself failed (I/O, a full disk, a locked file).
     #[error("the object database failed: {0}")]
     Database(#[from] rusqlite::Error),

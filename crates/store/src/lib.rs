@@ -24,10 +24,12 @@
 //!
 //! Sync API, async callers: the store is synchronous (rusqlite) and `Send + Sync`; one
 //! connection behind a mutex serializes all access, which SQLite does for writers anyway. Async
-//! code holds an `Arc<Store>` and calls it through `tokio::task::spawn_blocking`: a write is
-//! one short transaction plus an fsync, so a blocking thread is the simplest correct bridge,
-//! with no actor or channel protocol of its own to get wrong. Only [`Store::watch`] is async
-//! to consume (a `tokio::sync::broadcast` receiver).
+//! code holds an `Arc<Store>` and goes through [`Store::call`]: callers wait for the one turn
+//! at the connection as tasks, and the call whose turn it is runs on tokio's blocking pool (a
+//! write is one short transaction plus an fsync). So concurrent callers never park a blocking
+//! thread each on the mutex, and the app keeps a thread or two for the store, not one per
+//! waiting caller. Only [`Store::watch`] is async to consume (a `tokio::sync::broadcast`
+//! receiver).
 
 pub mod error;
 mod lifecycle;

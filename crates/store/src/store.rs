@@ -9,7 +9,7 @@
 //! consistent connection and is taken over.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, Params, TransactionBehavior, params};
 use serde::Serialize;
@@ -17,7 +17,7 @@ use serde_json::Value;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Object, Uid};
 use swdesk_core::timestamp::Timestamp;
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, broadcast};
 
 use crate::error::StoreError;
 use crate::lifecycle;
@@ -31,6 +31,8 @@ use crate::watch::{Event, WATCH_CAPACITY};
 pub struct Store {
     conn: Mutex<Connection>,
     events: broadcast::Sender<Event>,
+    /// The one turn at the connection that async callers wait for as tasks (see [`Store::call`]).
+    turn: Arc<Semaphore>,
 }
 
 impl Store {
@@ -42,7 +44,32 @@ impl Store {
         Ok(Self {
             conn: Mutex::new(conn),
             events,
+            turn: Arc::new(Semaphore::new(1)),
         })
+    }
+
+    /// Runs `call` against the store from async code, on tokio's blocking pool, one call at a
+    /// time: callers wait for their turn as tasks, and only the call whose turn it is holds a
+    /// blocking thread. (Each waiting on the connection's mutex from a thread of its own grew
+    /// the pool to a thread per concurrent caller, each stack resident as deep as it was ever
+    /// used.) Fails only when `call` panicked or the runtime is shutting down.
+    pub async fn call<T, F>(self: &Arc<Self>, call: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> T + Send + 'static,
+    {
+        let turn = Arc::clone(&self.turn)
+            .acquire_owned()
+            .await
+            .map_err(|closed| StoreError::Interrupted(closed.to_string()))?;
+        let store = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let answer = call(&store);
+            drop(turn);
+            answer
+        })
+        .await
+        .map_err(|stopped| StoreError::Interrupted(stopped.to_string()))
     }
 
     /// A receiver of every change committed from now on (see [`crate::watch`] for what to do

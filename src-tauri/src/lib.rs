@@ -5,6 +5,7 @@
 //! window can do passes through [`commands`], and the window's TypeScript types are generated
 //! from them ([`bindings`]).
 
+mod app_link;
 pub mod bindings;
 mod clusters;
 mod commands;
@@ -59,6 +60,7 @@ pub fn run(process_start: Instant) {
             quit::on_terminate(app.handle().clone());
             update::start(app.handle());
             app.manage(desk);
+            app_link::hand_over(app.handle(), &std::env::args().collect::<Vec<_>>());
             tracing::info!(version = %app.package_info().version, log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             Ok(())
         })

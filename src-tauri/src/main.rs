@@ -6,9 +6,11 @@
 const HELP: &str = "\
 Socialweb Desk: your socialweb.computer deployments on the desktop.
 
-Usage: swdesk [--help | --version]
+Usage: swdesk [--help | --version | LINK]
 
-Opens the window. A second launch brings the running window forward and ends.
+Opens the window. A second launch brings the running window forward and ends; given the
+app's sign-in link (computer.socialweb.desk:/oauth/callback?…, which the desktop opens it
+with), it hands the link to the sign-in waiting in the running window.
 
 Options:
   -h, --help     print this help and exit
@@ -18,7 +20,8 @@ Environment:
   SWDESK_SANDBOX        a local sandbox's ready line (`cargo xtask run` sets it): talk to
                         that sandbox instead of the public network
   SWDESK_MARKET_RELAY   an https relay listing the compute market's bidders
-  SWDESK_CLIENT_ID      the URL of the OAuth client metadata document to present
+  SWDESK_CLIENT_ID      the URL of the OAuth client metadata document to present (also in
+                        a sandbox, whose PDS serves the project's own document)
   RUST_LOG              what to log (default: info)
   SWDESK_UPDATE_ENDPOINT, SWDESK_UPDATE_KEY
                         development builds only: where releases are announced, and the

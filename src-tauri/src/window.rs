@@ -1,5 +1,6 @@
 //! The main window as a desktop app keeps it: one window however often the app is launched (a
-//! second launch brings this one forward and exits), and its size, place and maximized state
+//! second launch brings this one forward, hands over its sign-in link if it carries one, and
+//! exits), and its size, place and maximized state
 //! restored at start and saved whenever it changes, so a restart or a crash loses nothing.
 //!
 //! One instance is one **data directory**, as a browser keeps one instance per profile: a launch
@@ -32,6 +33,7 @@ pub fn single_instance_plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
                 arguments = args.len(),
                 "a second launch: showing this window instead"
             );
+            crate::app_link::hand_over(app, &args);
             bring_forward(app);
         })
         .build()

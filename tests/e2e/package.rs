@@ -204,7 +204,9 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
             .join("usr/share/applications/Socialweb Desk.desktop"),
     )?;
     for line in [
-        "Exec=swdesk",
+        // The desktop hands the app its sign-in link (`%u`) and knows the app opens it.
+        "Exec=swdesk %u",
+        "MimeType=x-scheme-handler/computer.socialweb.desk;",
         "Icon=swdesk",
         "Name=Socialweb Desk",
         "Type=Application",

@@ -1,8 +1,10 @@
 //! Signing in from the window: the sign-in screen (with the scopes it will ask for, before the
 //! browser opens), the browser (Chromium at the sandbox PDS's
 //! real authorization page, as `$BROWSER`), the account menu, a restart that keeps the
-//! session, sign-out; and a handle that does not resolve, refused with advice.
+//! session, sign-out; a release build's sign-in (its hosted client id) returning through the
+//! app's own link; and a handle that does not resolve, refused with advice.
 
+use std::path::Path;
 use std::time::Duration;
 
 use swdesk_devnet::SandboxPds;
@@ -76,6 +78,67 @@ async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() ->
     let window = window.restart().await?;
     window.wait_for_text(ACCOUNT, "Signed out").await?;
     window.close().await
+}
+
+/// The hosted client metadata document a release build presents (the sandbox PDS answers its
+/// URL with the committed document).
+const HOSTED_CLIENT_ID: &str = "https://desk.socialweb.computer/oauth-client-metadata.json";
+
+/// Where the desktop hands the app its link (a desktop entry naming this binary, the default
+/// handler of `x-scheme-handler/computer.socialweb.desk`, as the package installs it), sign-in
+/// returns through the link: the browser hands it to `xdg-open`, which launches the app a
+/// second time with it, and that launch gives it to the running window.
+#[tokio::test]
+async fn a_release_sign_in_returns_through_the_apps_own_link() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2elink").await?;
+    let mut env = sandbox_env(&pds, &account)?;
+    env.push(("SWDESK_CLIENT_ID", HOSTED_CLIENT_ID.to_owned()));
+    let window = AppWindow::open_with_env("sign-in-link", &borrowed(&env)).await?;
+    register_link_handler(window.home(), window.binary())?;
+    window.wait_for_text(ACCOUNT, "Signed out").await?;
+
+    window.click("[data-action='sign-in']").await?;
+    window.click("[data-action='continue-in-browser']").await?;
+    let signed_in = window
+        .wait_for("[data-account-handle]", BROWSER_TIMEOUT)
+        .await?;
+    assert_eq!(signed_in.text().await?, account.handle);
+    let log = window.log();
+    for line in [
+        "sign-in returns through the app's link",
+        "a second launch: showing this window instead",
+        "a sign-in link was handed to the waiting sign-in",
+    ] {
+        assert!(log.contains(line), "{line:?} in the log:\n{log}");
+    }
+    assert!(
+        !log.contains("code="),
+        "the link's authorization code is never logged"
+    );
+    window.close().await
+}
+
+/// Makes `binary` the desktop's handler of the app's link in `home`, as the installed
+/// package's desktop entry does system-wide.
+fn register_link_handler(home: &Path, binary: &Path) -> anyhow::Result<()> {
+    let applications = home.join("data/applications");
+    std::fs::create_dir_all(&applications)?;
+    std::fs::write(
+        applications.join("swdesk-link-test.desktop"),
+        format!(
+            "[Desktop Entry]\nType=Application\nName=Socialweb Desk\nExec={} %u\n\
+             MimeType=x-scheme-handler/computer.socialweb.desk;\nNoDisplay=true\n",
+            binary.display()
+        ),
+    )?;
+    let config = home.join("config");
+    std::fs::create_dir_all(&config)?;
+    std::fs::write(
+        config.join("mimeapps.list"),
+        "[Default Applications]\nx-scheme-handler/computer.socialweb.desk=swdesk-link-test.desktop\n",
+    )?;
+    Ok(())
 }
 
 #[tokio::test]

@@ -249,6 +249,11 @@ impl AppWindow {
         &self.home
     }
 
+    /// The app binary this window runs.
+    pub fn binary(&self) -> &Path {
+        Path::new(&self.binary)
+    }
+
     /// How many lines of the app's log files (in its home's data directory) contain `needle`.
     pub fn log_lines_containing(&self, needle: &str) -> usize {
         self.log()

@@ -43,6 +43,8 @@ const TEST_PACKAGES: &[&str] = &[
     "librsvg2-bin",
     // The packaging test reads the .rpm's header and file list.
     "rpm",
+    // The browser opens the app's sign-in link through the desktop entries, as a desktop does.
+    "xdg-utils",
 ];
 
 /// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.

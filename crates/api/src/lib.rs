@@ -4,6 +4,7 @@
 //! Map:
 //! - [`network`]: which network the app talks to (the local sandbox, or the public network);
 //! - [`session`]: the owner's session: restore, sign in through the browser, sign out;
+//!   [`app_link`]: whether the desktop hands the app's sign-in link to this program;
 //! - [`controller`]: the embedded core controller of the signed-in account (its store, the
 //!   engine over its repo);
 //! - [`deployments`] and [`contracts`]: the deployments as the window shows them, with each
@@ -22,6 +23,7 @@
 //!   someone is signed in.
 
 pub mod activity;
+pub mod app_link;
 pub mod clusters;
 pub mod contracts;
 pub mod controller;

@@ -1,7 +1,8 @@
 //! Which network the app talks to. The **local sandbox** (what `cargo xtask run` starts: a
 //! real PDS and PLC on loopback) is described by the harness's ready line, handed to the app in
 //! `SWDESK_SANDBOX`; without it the app talks to the public atproto network, presenting the
-//! hosted client metadata document (`SWDESK_CLIENT_ID` overrides its URL).
+//! hosted client metadata document (`SWDESK_CLIENT_ID` overrides its URL; in the sandbox it
+//! presents that document instead of the development client id, as a release build does).
 //!
 //! Invariants: a sandbox never reaches beyond loopback (its handles resolve through its own
 //! PDS, its DIDs through its own PLC); sessions of different networks live in different
@@ -115,9 +116,17 @@ pub enum NetworkError {
 impl Network {
     /// The network the environment names: the sandbox when `SWDESK_SANDBOX` is set.
     pub fn from_env() -> Result<Self, NetworkError> {
+        let client_id = std::env::var(CLIENT_ID_ENV).ok();
         match std::env::var(SANDBOX_ENV) {
-            Ok(line) => Self::sandbox(&line),
-            Err(_) => Self::public(std::env::var(CLIENT_ID_ENV).ok().as_deref()),
+            Ok(line) => {
+                let mut sandbox = Self::sandbox(&line)?;
+                if let Some(text) = client_id {
+                    let client_id = hosted_client_id(&text)?;
+                    sandbox.oauth.client = ClientKind::Hosted { client_id };
+                }
+                Ok(sandbox)
+            }
+            Err(_) => Self::public(client_id.as_deref()),
         }
     }
 
@@ -157,11 +166,7 @@ impl Network {
 
     /// The public atproto network, presenting the client metadata at `client_id` (or ours).
     pub fn public(client_id: Option<&str>) -> Result<Self, NetworkError> {
-        let text = client_id.unwrap_or(DEFAULT_CLIENT_ID);
-        let client_id = Url::parse(text)
-            .ok()
-            .filter(|url| url.scheme() == "https")
-            .ok_or_else(|| NetworkError::ClientId(text.to_owned()))?;
+        let client_id = hosted_client_id(client_id.unwrap_or(DEFAULT_CLIENT_ID))?;
         Ok(Self {
             display_name: "atproto network".to_owned(),
             keychain_name: "public".to_owned(),
@@ -176,6 +181,14 @@ impl Network {
             outbound: Outbound::new(NetPolicy::public()),
         })
     }
+}
+
+/// A hosted client metadata document's URL: https only.
+fn hosted_client_id(text: &str) -> Result<Url, NetworkError> {
+    Url::parse(text)
+        .ok()
+        .filter(|url| url.scheme() == "https")
+        .ok_or_else(|| NetworkError::ClientId(text.to_owned()))
 }
 
 /// The sandbox's policy: the public network, plus on loopback its PLC and PDS, the peers its

@@ -13,8 +13,9 @@
 use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::keychain::{Keychain, KeychainError, SessionStore};
+use swdesk_atproto::oauth::{AppLinkError, AppLinks};
 use swdesk_atproto::xrpc::XrpcRequest;
-use swdesk_atproto::{Account, Agent, Browser, OAuthClient, OAuthError};
+use swdesk_atproto::{Account, Agent, Browser, ClientKind, OAuthClient, OAuthError};
 use tokio::sync::OnceCell;
 use tokio::task::AbortHandle;
 
@@ -98,6 +99,8 @@ pub struct Sessions {
     browser: Arc<dyn Browser>,
     source: StoreSource,
     client: OnceCell<Result<OAuthClient, KeychainError>>,
+    /// The app's sign-in links the shell hands over, for a sign-in that returns through one.
+    app_links: AppLinks,
     state: Mutex<State>,
     attempts: Mutex<u64>,
     restored: OnceCell<()>,
@@ -134,6 +137,7 @@ impl Sessions {
             browser,
             source,
             client: OnceCell::new(),
+            app_links: AppLinks::new(),
             state: Mutex::new(State::SignedOut { notice: None }),
             attempts: Mutex::new(0),
             restored: OnceCell::new(),
@@ -244,6 +248,7 @@ impl Sessions {
                 account.handle.unwrap_or(account.did),
             ));
         }
+        let client = self.with_app_links_when_handed_here(client).await;
         let input = input.trim().to_owned();
         let attempt = self.next_attempt();
         let task = {
@@ -278,6 +283,25 @@ impl Sessions {
             }
             _ => Err(SessionError::Cancelled),
         }
+    }
+
+    /// `client`, returning through the app's own link when its client id is hosted (only that
+    /// document lists the link) and the desktop hands the link to this program.
+    async fn with_app_links_when_handed_here(&self, client: OAuthClient) -> OAuthClient {
+        if !matches!(self.network.oauth.client, ClientKind::Hosted { .. }) {
+            return client;
+        }
+        let handed = tokio::task::spawn_blocking(crate::app_link::handed_to_this_app).await;
+        if handed.unwrap_or(false) {
+            client.with_app_links(self.app_links.clone())
+        } else {
+            client
+        }
+    }
+
+    /// Hands a sign-in link the desktop opened this app with to the sign-in waiting for it.
+    pub fn deliver_app_link(&self, link: &str) -> Result<(), AppLinkError> {
+        self.app_links.deliver(link)
     }
 
     /// Stops the sign-in that waits for the browser; whether there was one.

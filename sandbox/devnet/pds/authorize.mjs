@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A person at the sandbox PDS's authorization page, played by Debian's Chromium (driven with
 // playwright-core): opens the URL it is given, signs in, and approves (or denies) the request,
-// then waits until the browser has landed on the app's redirect. Used by the tests as the
+// then waits until the browser has landed on the app's redirect (its loopback listener, or its
+// own link, handed to the desktop with xdg-open). Used by the tests as the
 // "system browser", directly or as $BROWSER. Any other page (a record link the app opens) is
 // loaded and its text written down, so a test can see what the owner would have seen.
 //
@@ -15,11 +16,14 @@
 // Exits 0 once the redirect was reached (or the other page loaded); 1 with the reason on
 // stderr otherwise.
 
+import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 
 const STEP_TIMEOUT_MS = 30_000;
 const AUTHORIZE_PATH = "/oauth/authorize";
+/** The app's own sign-in link, which a release build's sign-in may return through. */
+const APP_LINK = "computer.socialweb.desk:";
 
 async function main() {
   const url = process.argv[2];
@@ -37,14 +41,40 @@ async function main() {
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     await page.goto(url);
     await signIn(page, username, password);
-    const redirected = page.waitForURL((target) => target.hostname === "127.0.0.1");
+    // The redirect is a navigation to the app: its loopback listener, or its own link (which
+    // headless Chromium only tries and drops: the desktop's handler is started here instead).
+    const redirected = page.waitForRequest(
+      (request) => request.isNavigationRequest() && isAppRedirect(request.url()),
+    );
     const button = decision === "deny" ? /^(deny|deny access|decline)$/i : /^(authorize|accept|allow)$/i;
     await page.getByRole("button", { name: button }).first().click();
-    await redirected;
-    await page.waitForLoadState("load");
+    const target = (await redirected).url();
+    if (target.startsWith(APP_LINK)) await openAppLink(target);
+    else await page.waitForURL((url) => url.hostname === "127.0.0.1");
   } finally {
     await browser.close();
   }
+}
+
+/** Whether `url` is the app's: its loopback listener or its own link. */
+function isAppRedirect(url) {
+  return url.startsWith(APP_LINK) || (url.startsWith("http:") && new URL(url).hostname === "127.0.0.1");
+}
+
+/** Opens the app's link as a desktop browser does: with `xdg-open`, which starts the handler
+ * the desktop entries name (the app, which hands the link to its running instance). $BROWSER
+ * is this script: it is emptied, so that xdg-open never falls back to it. */
+function openAppLink(url) {
+  return new Promise((resolve, reject) => {
+    const opener = spawn("xdg-open", [url], {
+      env: { ...process.env, BROWSER: "" },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    opener.on("error", reject);
+    opener.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`xdg-open could not open the app's link (exit ${code})`)),
+    );
+  });
 }
 
 /** Headless Chromium, as Debian installs it. */

@@ -11,6 +11,10 @@
 // session signed in yesterday still works today (`cargo xtask run`). Accounts asked for on the
 // command line are created when they do not exist yet.
 //
+// The app's hosted client metadata document (crates/atproto/oauth-client-metadata.json, which a
+// release build presents as its client id) is answered from this checkout whenever the PDS
+// fetches its URL: the sandbox can sign in the way a release build does, without the network.
+//
 // Prints exactly one JSON line on stdout once ready:
 //   {"pdsUrl", "plcUrl", "serviceDid", "adminPassword", "dataDirectory",
 //    "accounts": [{"handle", "did", "password"}]}
@@ -20,11 +24,12 @@ process.env.LOG_ENABLED = process.env.SWDESK_PDS_LOG ? "true" : "false";
 process.env.LOG_DESTINATION = process.env.SWDESK_PDS_LOG || "/dev/null";
 
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as pds from "@atproto/pds";
 import { Secp256k1Keypair } from "@atproto/crypto";
 import * as plc from "@did-plc/server";
@@ -112,6 +117,28 @@ async function startPlc(port, opsFile) {
   return { server, save, url: `http://localhost:${port}`, count: () => Object.values(db.contents).reduce((sum, ops) => sum + ops.length, 0) };
 }
 
+/** The committed client metadata document a release build presents as its client id. */
+const HOSTED_CLIENT_METADATA = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "../../../crates/atproto/oauth-client-metadata.json",
+);
+
+/** Answers the PDS's fetch of the hosted client id from `file`; every other fetch goes out as
+ * before. (The PDS looks `globalThis.fetch` up at each call; a discoverable client id must be
+ * an https URL on a public-looking host, which no loopback server can be.) */
+function serveHostedClientMetadata(file) {
+  if (!existsSync(file)) return;
+  const document = readFileSync(file, "utf8");
+  const clientId = JSON.parse(document).client_id;
+  const upstream = globalThis.fetch;
+  globalThis.fetch = function (input, init) {
+    const url = input instanceof Request ? input.url : String(input);
+    if (url !== clientId) return upstream.call(this, input, init);
+    const headers = { "content-type": "application/json" };
+    return Promise.resolve(new Response(document, { status: 200, headers }));
+  };
+}
+
 /** The PDS, named by `http://localhost:<pdsPort>` (its public URL, in every DID document and
  * DPoP proof) and listening there, or on `listenPort` when a test puts a fault-injecting
  * proxy on the public port in front of it. `internal` is where the harness itself calls it. */
@@ -132,6 +159,7 @@ async function startPds(config, plcUrl, dataDirectory, listenPort) {
     adminPassword: config.adminPassword,
     plcRotationKeyK256PrivateKeyHex: config.rotationKeyHex,
   };
+  serveHostedClientMetadata(HOSTED_CLIENT_METADATA);
   const cfg = pds.envToCfg(env);
   if (listenPort) cfg.service.port = listenPort;
   const server = await pds.PDS.create(cfg, pds.envToSecrets(env));

@@ -4,10 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use swdesk_api::network::DEFAULT_CLIENT_ID;
 use swdesk_api::{Network, SessionError, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::{Keychain, SessionStore};
-use swdesk_atproto::{Agent, Browser};
+use swdesk_atproto::{Agent, Browser, ClientKind};
 use swdesk_devnet::{Account, SandboxPds};
 use swdesk_testkit::Chromium;
 use url::Url;
@@ -103,6 +104,32 @@ async fn a_signed_in_session_is_restored_by_the_next_start_until_signed_out() {
         after.current().await,
         SessionView::SignedOut { notice: None }
     );
+}
+
+/// A release build presents its hosted client metadata document (the committed one, which the
+/// sandbox PDS answers for its URL); where the desktop does not hand the app its own link
+/// (here: no desktop entry names this program), sign-in returns through loopback, and the
+/// session keeps refreshing under that client id.
+#[tokio::test]
+async fn the_hosted_client_id_signs_in_through_loopback_where_the_link_is_not_ours() {
+    let (pds, mut network, store) = network("hosted").await;
+    network.oauth.client = ClientKind::Hosted {
+        client_id: Url::parse(DEFAULT_CLIENT_ID).unwrap(),
+    };
+    let account = pds.create_account("apihosted").await.unwrap();
+    let signed = sessions(&network, Chromium::approving(&account), &store);
+    assert_eq!(
+        signed.sign_in(&account.handle).await.unwrap().did,
+        account.did
+    );
+    let kept = store.load().unwrap().expect("the session is kept");
+    assert_eq!(kept.client_id, DEFAULT_CLIENT_ID);
+    let granted = kept.account.granted_scope;
+    assert!(
+        granted.contains("repo:computer.socialweb.infra"),
+        "{granted}"
+    );
+    signed.sign_out().await.unwrap();
 }
 
 #[tokio::test]

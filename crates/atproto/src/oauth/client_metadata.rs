@@ -1,13 +1,15 @@
 //! The client metadata document a production build presents as its `client_id` (hosted at
 //! the URL the network names, e.g. `https://desk.socialweb.computer/oauth-client-metadata.json`):
 //! a native public client (no secret: `token_endpoint_auth_method` `none`) that redirects to a
-//! loopback port of its choosing and binds its tokens with DPoP. The committed copy
+//! loopback port of its choosing or to its own link (`computer.socialweb.desk:/oauth/callback`,
+//! the reverse of the document's host), and binds its tokens with DPoP. The committed copy
 //! (`crates/atproto/oauth-client-metadata.json`) is what gets hosted; a test fails when it
 //! drifts from [`document`].
 
 use serde_json::{Value, json};
 use url::Url;
 
+use super::app_link::{APP_LINK_CALLBACK, app_link_fits};
 use super::loopback::CALLBACK_PATH;
 use super::scope;
 
@@ -16,15 +18,24 @@ pub fn document(client_id: &Url) -> Value {
     json!({
         "client_id": client_id.as_str(),
         "client_name": "Socialweb Desk",
-        "client_uri": "https://socialweb.computer",
+        // The provider refuses a client_uri of another origin than the client id.
+        "client_uri": client_id.origin().ascii_serialization(),
         "application_type": "native",
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
-        "redirect_uris": [format!("http://127.0.0.1{CALLBACK_PATH}")],
+        "redirect_uris": redirect_uris(client_id),
         "scope": scope::declared(),
         "token_endpoint_auth_method": "none",
         "dpop_bound_access_tokens": true,
     })
+}
+
+/// The loopback callback (any port), and the app's own link when its scheme is this client
+/// id's host reversed, as the authorization server requires of a native app's link.
+fn redirect_uris(client_id: &Url) -> Vec<String> {
+    let loopback = format!("http://127.0.0.1{CALLBACK_PATH}");
+    let link = app_link_fits(client_id).then(|| APP_LINK_CALLBACK.to_owned());
+    std::iter::once(loopback).chain(link).collect()
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! atproto OAuth for a native app: PAR + PKCE (S256) + DPoP (ES256), the system browser, a
-//! loopback redirect, the session in the keychain. [`OAuthClient::sign_in`] runs the whole
+//! redirect back through a loopback listener or the app's own link ([`app_link`]), the session
+//! in the keychain. [`OAuthClient::sign_in`] runs the whole
 //! flow and yields an [`Agent`](crate::agent::Agent); [`OAuthClient::restore`] brings back the
 //! session of an earlier run.
 //!
@@ -11,6 +12,7 @@
 //! token's `sub` must be the DID resolved at the start; nothing is stored until every check
 //! passed; a sign-in that is dropped (cancelled) or times out leaves nothing behind.
 
+pub mod app_link;
 pub mod client_metadata;
 mod dpop;
 mod loopback;
@@ -26,6 +28,7 @@ use swdesk_net::Outbound;
 
 use url::Url;
 
+pub use app_link::{APP_LINK_CALLBACK, APP_LINK_SCHEME, AppLinkError, AppLinks};
 pub use dpop::{DpopKey, Nonces, random_token};
 pub use loopback::{CALLBACK_PATH, Callback, CallbackListener};
 pub use metadata::{AuthServer, ProtectedResource, discover};
@@ -45,7 +48,8 @@ pub enum ClientKind {
     /// The development client id `http://localhost?redirect_uri=…&scope=…` (the sandbox).
     Loopback,
     /// A hosted client metadata document (a production build); its redirect URIs list
-    /// `http://127.0.0.1/callback`, whose port a native client may choose (RFC 8252 §7.3).
+    /// `http://127.0.0.1/callback`, whose port a native client may choose (RFC 8252 §7.3), and
+    /// the app's own link [`APP_LINK_CALLBACK`].
     Hosted {
         /// The URL of the client metadata document.
         client_id: Url,
@@ -265,6 +269,8 @@ pub struct OAuthClient {
     resolver: Resolver,
     browser: Arc<dyn Browser>,
     store: Arc<dyn SessionStore>,
+    /// The app's own sign-in links, when the desktop hands them to this app.
+    app_links: Option<AppLinks>,
 }
 
 impl OAuthClient {
@@ -282,7 +288,16 @@ impl OAuthClient {
             resolver,
             browser,
             store,
+            app_links: None,
         }
+    }
+
+    /// Lets a sign-in with a hosted client id return through the app's own link, which the
+    /// desktop opens this app with and the shell hands to `links`.
+    #[must_use]
+    pub fn with_app_links(mut self, links: AppLinks) -> Self {
+        self.app_links = Some(links);
+        self
     }
 
     /// The identity resolver this client uses.

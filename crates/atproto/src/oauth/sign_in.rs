@@ -6,8 +6,10 @@
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
 use url::Url;
 
+use super::app_link::{APP_LINK_CALLBACK, app_link_fits};
 use super::dpop::{DpopKey, Nonces, random_token};
 use super::loopback::{Callback, CallbackListener};
 use super::metadata::{AuthServer, discover};
@@ -52,13 +54,11 @@ impl OAuthClient {
         let identity = self.resolver.resolve(input).await?;
         let allow_http = self.config.identity.allow_http_localhost;
         let server = discover(&self.http, &identity.pds, allow_http).await?;
-        let listener = CallbackListener::bind()
-            .await
-            .map_err(|error| OAuthError::Listener(error.to_string()))?;
+        let mut returns = self.return_path().await?;
         let attempt = Attempt {
             identity,
             server,
-            redirect_uri: listener.redirect_uri(),
+            redirect_uri: returns.redirect_uri(),
             state: random_token(24),
             verifier: random_token(32),
             dpop: DpopKey::generate(),
@@ -69,13 +69,35 @@ impl OAuthClient {
         self.browser
             .open(&pushed.authorize_url)
             .map_err(OAuthError::Browser)?;
-        let callback = tokio::time::timeout(self.config.callback_timeout, listener.next_callback())
-            .await
-            .map_err(|_| OAuthError::TimedOut(self.config.callback_timeout))?
-            .map_err(|error| OAuthError::Listener(error.to_string()))?;
+        let callback = tokio::time::timeout(
+            self.config.callback_timeout,
+            returns.next_callback(&attempt.state),
+        )
+        .await
+        .map_err(|_| OAuthError::TimedOut(self.config.callback_timeout))??;
         let code = check_callback(&callback, &attempt)?;
         let token = self.exchange(&attempt, &pushed.client_id, code).await?;
         self.finish(attempt, pushed.client_id, token).await
+    }
+
+    /// Where the browser will send the owner back: the app's own link when the client id is
+    /// hosted (only its document lists that link) and the desktop hands the link to this app,
+    /// otherwise a loopback listener.
+    async fn return_path(&self) -> Result<ReturnPath, OAuthError> {
+        if let (ClientKind::Hosted { client_id }, Some(links)) =
+            (&self.config.client, &self.app_links)
+            && app_link_fits(client_id)
+        {
+            tracing::info!(
+                redirect = APP_LINK_CALLBACK,
+                "sign-in returns through the app's link"
+            );
+            return Ok(ReturnPath::AppLink(links.subscribe()));
+        }
+        let listener = CallbackListener::bind()
+            .await
+            .map_err(|error| OAuthError::Listener(error.to_string()))?;
+        Ok(ReturnPath::Loopback(listener))
     }
 
     /// PAR with the granular scopes, or with the coarse grant when those are refused.
@@ -247,6 +269,53 @@ impl Attempt {
 }
 
 /// The code of a redirect that belongs to this attempt.
+/// How the redirect comes back to the app.
+#[derive(Debug)]
+enum ReturnPath {
+    /// To a listener on `127.0.0.1`.
+    Loopback(CallbackListener),
+    /// Through the app's own link, which the desktop hands to the shell.
+    AppLink(broadcast::Receiver<Callback>),
+}
+
+impl ReturnPath {
+    fn redirect_uri(&self) -> String {
+        match self {
+            Self::Loopback(listener) => listener.redirect_uri(),
+            Self::AppLink(_) => APP_LINK_CALLBACK.to_owned(),
+        }
+    }
+
+    /// The redirect of the sign-in whose state is `state`. A link carrying another state (an
+    /// earlier attempt's, or one any program on the machine may open) is dropped, not taken
+    /// for this sign-in's answer.
+    async fn next_callback(&mut self, state: &str) -> Result<Callback, OAuthError> {
+        let inbox = match self {
+            Self::Loopback(listener) => {
+                return listener
+                    .next_callback()
+                    .await
+                    .map_err(|error| OAuthError::Listener(error.to_string()));
+            }
+            Self::AppLink(inbox) => inbox,
+        };
+        loop {
+            match inbox.recv().await {
+                Ok(callback) if callback.get("state") == Some(state) => return Ok(callback),
+                Ok(_) => tracing::warn!("a sign-in link of another sign-in was dropped"),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "sign-in links came faster than they were read");
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    return Err(OAuthError::Listener(
+                        "the app's link inbox closed".to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+}
+
 fn check_callback<'a>(callback: &'a Callback, attempt: &Attempt) -> Result<&'a str, OAuthError> {
     if callback.get("state") != Some(attempt.state.as_str()) {
         return Err(OAuthError::StateMismatch);

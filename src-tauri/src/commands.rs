@@ -117,9 +117,11 @@ pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, C
 #[specta::specta]
 pub fn ui_ready(startup: State<'_, Startup>) {
     let elapsed = startup.mark_first_paint();
+    let steps = startup.steps();
     tracing::info!(
         first_paint_ms = elapsed.as_millis() as u64,
+        %steps,
         "window painted"
     );
-    startup::report_first_paint(elapsed);
+    startup::report_first_paint(elapsed, &steps);
 }

@@ -48,7 +48,15 @@ pub fn run(process_start: Instant) {
         .plugin(update::plugin())
         .invoke_handler(invoke_handler)
         .on_window_event(window::on_event)
+        .on_page_load(|webview, load| {
+            let step = match load.event() {
+                tauri::webview::PageLoadEvent::Started => "page-started",
+                tauri::webview::PageLoadEvent::Finished => "page-loaded",
+            };
+            webview.state::<startup::Startup>().mark(step);
+        })
         .setup(move |app| {
+            app.state::<startup::Startup>().mark("setup");
             let log_dir = app.path().app_log_dir()?;
             let guard = logging::install(&log_dir)?;
             app.manage(guard);
@@ -62,11 +70,15 @@ pub fn run(process_start: Instant) {
             app.manage(desk);
             app_link::hand_over(app.handle(), &std::env::args().collect::<Vec<_>>());
             tracing::info!(version = %app.package_info().version, log_dir = %log_dir.display(), network = %network_name, "swdesk started");
+            app.state::<startup::Startup>().mark("set-up");
             Ok(())
         })
         .build(tauri::generate_context!());
     match app {
-        Ok(app) => app.run(quit::on_run_event),
+        Ok(app) => {
+            app.state::<startup::Startup>().mark("built");
+            app.run(quit::on_run_event)
+        }
         Err(error) => {
             eprintln!("Socialweb Desk could not start: {error}");
             std::process::exit(1);

@@ -1,9 +1,11 @@
-//! When the process started and when the window first painted. The window reports its first
-//! paint once ([`crate::commands::ui_ready`]); the time from process start to that moment is
-//! logged, and printed on stdout as `swdesk:first-paint ms=<n>` when `SWDESK_REPORT_FIRST_PAINT`
-//! is set (what `cargo xtask bench` reads).
+//! When the process started, what it did on its way to a window, and when the window first
+//! painted. The shell marks each step of a start ([`Startup::mark`]: the app built with its
+//! plugins, its setup begun and done, the page starting and finishing to load); the window reports its first paint once
+//! ([`crate::commands::ui_ready`]). The steps are logged with the first paint, and printed on
+//! stdout as `swdesk:first-paint ms=<n> <step>=<ms>…` when `SWDESK_REPORT_FIRST_PAINT` is set
+//! (what `cargo xtask bench` reads, beside a bare window's same line).
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The environment variable that asks for the first-paint line on stdout.
@@ -12,6 +14,7 @@ pub const REPORT_FIRST_PAINT_ENV: &str = "SWDESK_REPORT_FIRST_PAINT";
 #[derive(Debug)]
 pub struct Startup {
     process_start: Instant,
+    steps: Mutex<Vec<(&'static str, Duration)>>,
     first_paint: OnceLock<Duration>,
 }
 
@@ -19,7 +22,19 @@ impl Startup {
     pub fn new(process_start: Instant) -> Self {
         Self {
             process_start,
+            steps: Mutex::new(Vec::new()),
             first_paint: OnceLock::new(),
+        }
+    }
+
+    /// Notes that the start reached `step` now (only the first time: a reload keeps the start's).
+    pub fn mark(&self, step: &'static str) {
+        if self.first_paint.get().is_some() {
+            return;
+        }
+        let mut steps = self.steps.lock().unwrap_or_else(PoisonError::into_inner);
+        if !steps.iter().any(|(name, _)| *name == step) {
+            steps.push((step, self.process_start.elapsed()));
         }
     }
 
@@ -29,12 +44,22 @@ impl Startup {
             .first_paint
             .get_or_init(|| self.process_start.elapsed())
     }
+
+    /// The steps marked, as `step=<ms>` words in the order they came.
+    pub fn steps(&self) -> String {
+        let steps = self.steps.lock().unwrap_or_else(PoisonError::into_inner);
+        steps
+            .iter()
+            .map(|(step, at)| format!("{step}={}", at.as_millis()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// Prints the bench line when asked to; the bench reads it from the child's stdout.
 #[allow(clippy::print_stdout)]
-pub fn report_first_paint(elapsed: Duration) {
+pub fn report_first_paint(elapsed: Duration, steps: &str) {
     if std::env::var_os(REPORT_FIRST_PAINT_ENV).is_some() {
-        println!("swdesk:first-paint ms={}", elapsed.as_millis());
+        println!("swdesk:first-paint ms={} {steps}", elapsed.as_millis());
     }
 }

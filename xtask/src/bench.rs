@@ -27,11 +27,24 @@ use crate::setup::{self, Purpose};
 const BASELINE_BINARY: &str = "bare-tauri-window";
 const TARGET_RATIO: f64 = 1.1;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Launch {
     first_paint: Duration,
     idle_rss_kib: u64,
+    /// The start-up steps the window reported with its first paint (`step`, ms since its
+    /// process started, by its own clock), `ms` (the first paint) among them.
+    steps: Vec<(String, f64)>,
 }
+
+/// The order start-up steps are shown in; a step only one window reports is shown too.
+const STEP_ORDER: &[&str] = &[
+    "built",
+    "setup",
+    "set-up",
+    "page-started",
+    "page-loaded",
+    "ms",
+];
 
 pub fn bench(paths: &Paths, runs: usize, idle_seconds: u64) -> anyhow::Result<()> {
     anyhow::ensure!(runs > 0, "--runs must be at least 1");
@@ -113,6 +126,34 @@ fn print_report(baseline: &[Launch], app: &[Launch], runs: usize, idle_seconds: 
         paint_app / paint_base,
         rss_app / rss_base
     );
+    print_steps(baseline, app);
+}
+
+/// Where each start spent its time: the median of each step, in ms since the process started
+/// by its own clock (`ms` is the first paint; the launch itself comes before it).
+#[allow(clippy::print_stdout)]
+fn print_steps(baseline: &[Launch], app: &[Launch]) {
+    let step = |launches: &[Launch], name: &str| {
+        let found: Vec<f64> = launches
+            .iter()
+            .filter_map(|launch| launch.steps.iter().find(|(step, _)| step == name))
+            .map(|(_, ms)| *ms)
+            .collect();
+        (!found.is_empty()).then(|| median(found.into_iter()))
+    };
+    let shown = |value: Option<f64>| value.map_or("-".to_owned(), |ms| format!("{ms:.0}"));
+    println!();
+    println!(
+        "{:<22} {:>18} {:>18}",
+        "start-up step (ms)", "bare Tauri window", "Socialweb Desk"
+    );
+    for name in STEP_ORDER {
+        let (base, ours) = (step(baseline, name), step(app, name));
+        if base.is_some() || ours.is_some() {
+            let label = if *name == "ms" { "first paint" } else { name };
+            println!("{label:<22} {:>18} {:>18}", shown(base), shown(ours));
+        }
+    }
 }
 
 fn launch_once(binary: &Path, display: &str, bus: &str, idle: Duration) -> anyhow::Result<Launch> {
@@ -149,12 +190,12 @@ fn measure(child: &mut Child, started: Instant, idle: Duration) -> anyhow::Resul
         let painted_line = BufReader::new(stdout)
             .lines()
             .map_while(Result::ok)
-            .any(|line| line.starts_with("swdesk:first-paint"));
-        if painted_line {
-            sender.send(Instant::now()).ok();
+            .find(|line| line.starts_with("swdesk:first-paint"));
+        if let Some(line) = painted_line {
+            sender.send((Instant::now(), line)).ok();
         }
     });
-    let painted_at = painted
+    let (painted_at, line) = painted
         .recv_timeout(Duration::from_secs(60))
         .context("the window reported no first paint within 60 s")?;
     std::thread::sleep(idle);
@@ -164,7 +205,16 @@ fn measure(child: &mut Child, started: Instant, idle: Duration) -> anyhow::Resul
     Ok(Launch {
         first_paint: painted_at - started,
         idle_rss_kib: tree_rss_kib(child.id()),
+        steps: steps_of(&line),
     })
+}
+
+/// The `step=<ms>` words of a first-paint line.
+fn steps_of(line: &str) -> Vec<(String, f64)> {
+    line.split_whitespace()
+        .filter_map(|word| word.split_once('='))
+        .filter_map(|(step, ms)| Some((step.to_owned(), ms.parse().ok()?)))
+        .collect()
 }
 
 /// The pid and every descendant of it, from `/proc`.

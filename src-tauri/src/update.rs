@@ -35,6 +35,9 @@ pub struct Updates {
     source: Option<UpdateSource>,
     view: Mutex<UpdateView>,
     ready: Mutex<Option<(Update, Vec<u8>)>>,
+    /// Held by the one check running: a second (the periodic one and the owner's button at
+    /// once) answers what the first shows instead of downloading the package again.
+    checking: tokio::sync::Mutex<()>,
 }
 
 impl Updates {
@@ -72,6 +75,7 @@ pub fn start(app: &AppHandle) {
         source: source(app),
         view: Mutex::new(UpdateView::Off),
         ready: Mutex::new(None),
+        checking: tokio::sync::Mutex::new(()),
     });
     app.manage(Arc::clone(&updates));
     if updates.source.is_none() {
@@ -118,6 +122,9 @@ fn source(app: &AppHandle) -> Option<UpdateSource> {
 async fn check(app: &AppHandle, updates: &Updates) -> UpdateView {
     let Some(source) = &updates.source else {
         return UpdateView::Off;
+    };
+    let Ok(_only_check) = updates.checking.try_lock() else {
+        return updates.view();
     };
     let current = updates.view();
     if matches!(

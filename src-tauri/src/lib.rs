@@ -32,6 +32,15 @@ pub fn run(process_start: Instant) {
             std::process::exit(2);
         }
     };
+    // Kept for the app's whole life: `run` ends only with the process.
+    let runtime = match swdesk_api::runtime::build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Socialweb Desk could not start its runtime: {error}");
+            std::process::exit(2);
+        }
+    };
+    tauri::async_runtime::set(runtime.handle().clone());
     let builder = bindings::specta_builder();
     let invoke_handler = builder.invoke_handler();
     let app = tauri::Builder::default()

@@ -20,7 +20,7 @@
 //! - [`update`]: signed updates: the release manifest and package, fetched under the outbound
 //!   policy, and what the window shows of them;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
-//!   someone is signed in.
+//!   someone is signed in; [`runtime`]: the async runtime the app runs on.
 
 pub mod activity;
 pub mod app_link;
@@ -37,6 +37,7 @@ pub mod network;
 pub mod node_infra;
 mod private_json;
 pub mod records;
+pub mod runtime;
 pub mod secrets;
 pub mod session;
 pub mod update;

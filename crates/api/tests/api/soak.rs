@@ -67,9 +67,16 @@ struct Tally {
     ended_before_binding: BTreeSet<String>,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// On the app's own runtime ([`swdesk_api::runtime`]), so its threads are the app's.
+#[test]
 #[ignore = "the soak: `cargo xtask soak --minutes N`"]
-async fn soak() {
+fn soak() {
+    let runtime = swdesk_api::runtime::build().expect("the app's runtime starts");
+    runtime.block_on(soak_on_the_apps_runtime());
+}
+
+#[allow(clippy::print_stdout)] // the report is what the soak is run for
+async fn soak_on_the_apps_runtime() {
     let minutes: u64 = std::env::var(MINUTES_ENV)
         .ok()
         .and_then(|text| text.parse().ok())

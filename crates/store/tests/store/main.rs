@@ -12,4 +12,5 @@ mod migrations;
 mod objects;
 mod queries;
 mod support;
+mod turn;
 mod watch;

@@ -268,7 +268,6 @@ impl Attempt {
     }
 }
 
-/// The code of a redirect that belongs to this attempt.
 /// How the redirect comes back to the app.
 #[derive(Debug)]
 enum ReturnPath {
@@ -316,6 +315,7 @@ impl ReturnPath {
     }
 }
 
+/// The code of a redirect that belongs to this attempt.
 fn check_callback<'a>(callback: &'a Callback, attempt: &Attempt) -> Result<&'a str, OAuthError> {
     if callback.get("state") != Some(attempt.state.as_str()) {
         return Err(OAuthError::StateMismatch);

@@ -45,5 +45,12 @@ pub fn stdout_of(command: &mut Command) -> Option<String> {
 
 /// A `cargo` command (the same cargo that runs xtask).
 pub fn cargo() -> Command {
-    Command::new(env!("CARGO"))
+    Command::new(cargo_program())
+}
+
+/// The cargo that runs xtask: `CARGO` as cargo sets it for the process it runs, read at run
+/// time (the path baked in at build time goes stale when the toolchain is reinstalled or
+/// renamed, and cargo does not rebuild xtask for that), else `cargo` on `PATH`.
+pub fn cargo_program() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }

@@ -2,7 +2,6 @@
 //! move outside the clone, as CI does), the UI, the built binaries and the E2E screenshots.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::Context;
 
@@ -65,7 +64,7 @@ fn target_directory(root: &Path) -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
         return Ok(PathBuf::from(dir));
     }
-    let output = Command::new(env!("CARGO"))
+    let output = crate::cmd::cargo()
         .args(["metadata", "--no-deps", "--format-version", "1"])
         .current_dir(root)
         .output()

@@ -21,7 +21,7 @@ pub struct SoakArgs {
 pub fn soak(paths: &Paths, args: &SoakArgs) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Test)?;
     cmd::run(
-        sandbox::keyring_session(&sandbox::keyring_home(paths, "soak"), env!("CARGO"))
+        sandbox::keyring_session(&sandbox::keyring_home(paths, "soak"), cmd::cargo_program())
             .args(["nextest", "run", "-p", "swdesk-api", "--test", "api"])
             .args([
                 "--run-ignored",

@@ -156,10 +156,13 @@ fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("ci");
     std::fs::remove_file(&junit).ok();
     let outcome = cmd::run(
-        sandbox::keyring_session(&sandbox::keyring_home(paths, "rust-tests"), env!("CARGO"))
-            .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
-            .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
-            .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
+        sandbox::keyring_session(
+            &sandbox::keyring_home(paths, "rust-tests"),
+            cmd::cargo_program(),
+        )
+        .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
+        .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
+        .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
 }
@@ -175,7 +178,7 @@ fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
             "e2e",
             &paths.binary("debug", APP_BINARY),
             pds,
-            env!("CARGO"),
+            cmd::cargo_program(),
         )?
         .args([
             "nextest",

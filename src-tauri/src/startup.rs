@@ -3,10 +3,13 @@
 //! plugins, its setup begun and done, the page starting and finishing to load); the window reports its first paint once
 //! ([`crate::commands::ui_ready`]). The steps are logged with the first paint, and printed on
 //! stdout as `swdesk:first-paint ms=<n> <step>=<ms>…` when `SWDESK_REPORT_FIRST_PAINT` is set
-//! (what `cargo xtask bench` reads, beside a bare window's same line).
+//! (what `cargo xtask bench` reads, beside a bare window's same line). Work that can wait
+//! until the window is on screen awaits [`Startup::painted`].
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 /// The environment variable that asks for the first-paint line on stdout.
 pub const REPORT_FIRST_PAINT_ENV: &str = "SWDESK_REPORT_FIRST_PAINT";
@@ -16,6 +19,7 @@ pub struct Startup {
     process_start: Instant,
     steps: Mutex<Vec<(&'static str, Duration)>>,
     first_paint: OnceLock<Duration>,
+    painted: Notify,
 }
 
 impl Startup {
@@ -24,6 +28,7 @@ impl Startup {
             process_start,
             steps: Mutex::new(Vec::new()),
             first_paint: OnceLock::new(),
+            painted: Notify::new(),
         }
     }
 
@@ -40,9 +45,20 @@ impl Startup {
 
     /// Records the first paint; later calls (a reload of the page) keep the first figure.
     pub fn mark_first_paint(&self) -> Duration {
-        *self
+        let elapsed = *self
             .first_paint
-            .get_or_init(|| self.process_start.elapsed())
+            .get_or_init(|| self.process_start.elapsed());
+        self.painted.notify_waiters();
+        elapsed
+    }
+
+    /// Resolves once the window has painted for the first time: work that can wait (the
+    /// start's update check) waits for it, leaving the CPU to the window while it opens.
+    pub async fn painted(&self) {
+        let painted = self.painted.notified();
+        if self.first_paint.get().is_none() {
+            painted.await;
+        }
     }
 
     /// The steps marked, as `step=<ms>` words in the order they came.
@@ -61,5 +77,45 @@ impl Startup {
 pub fn report_first_paint(elapsed: Duration, steps: &str) {
     if std::env::var_os(REPORT_FIRST_PAINT_ENV).is_some() {
         println!("swdesk:first-paint ms={} {steps}", elapsed.as_millis());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::Startup;
+
+    const PATIENCE: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn work_waiting_for_the_first_paint_goes_on_once_the_window_has_painted() {
+        let startup = Arc::new(Startup::new(Instant::now()));
+        let waiting = tokio::spawn({
+            let startup = Arc::clone(&startup);
+            async move { startup.painted().await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "went on before the window painted");
+        startup.mark_first_paint();
+        tokio::time::timeout(PATIENCE, waiting)
+            .await
+            .expect("still waiting after the first paint")
+            .expect("the waiting task failed");
+    }
+
+    #[tokio::test]
+    async fn work_asking_after_the_first_paint_does_not_wait() {
+        let startup = Startup::new(Instant::now());
+        let painted = startup.mark_first_paint();
+        tokio::time::timeout(PATIENCE, startup.painted())
+            .await
+            .expect("waited for a paint that had happened");
+        assert_eq!(
+            startup.mark_first_paint(),
+            painted,
+            "a reload kept the first figure"
+        );
     }
 }

@@ -19,9 +19,12 @@ use tauri_plugin_updater::{Error, Update, UpdaterExt};
 use tauri_specta::Event;
 
 use crate::commands::CommandError;
+use crate::startup::Startup;
 
 /// How often a running app asks for a newer release.
 const CHECK_EVERY: Duration = Duration::from_secs(6 * 60 * 60);
+/// The start's check waits for the window's first paint, and at most this long.
+const FIRST_CHECK_LATEST: Duration = Duration::from_secs(10);
 
 /// How many bytes between two progress events of a download.
 const PROGRESS_STEP: u64 = 512 * 1024;
@@ -69,7 +72,9 @@ pub fn plugin() -> tauri::plugin::TauriPlugin<tauri::Wry, tauri_plugin_updater::
     }
 }
 
-/// Manages this run's [`Updates`] and starts checking, now and every [`CHECK_EVERY`].
+/// Manages this run's [`Updates`] and starts checking: once the window is on screen (the
+/// check's client and its lookups would take the CPU from the window while it opens), then
+/// every [`CHECK_EVERY`].
 pub fn start(app: &AppHandle) {
     let updates = Arc::new(Updates {
         source: source(app),
@@ -83,6 +88,10 @@ pub fn start(app: &AppHandle) {
     }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
+        let startup = app.state::<Startup>();
+        tokio::time::timeout(FIRST_CHECK_LATEST, startup.painted())
+            .await
+            .ok();
         loop {
             check(&app, &updates).await;
             tokio::time::sleep(CHECK_EVERY).await;

@@ -5,6 +5,7 @@
 const COMMANDS: &[&str] = &[
     "app_info",
     "ui_ready",
+    "ui_interactive",
     "session",
     "sign_in",
     "cancel_sign_in",

@@ -16,6 +16,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
         .commands(collect_commands![
             commands::app_info,
             commands::ui_ready,
+            commands::ui_interactive,
             session::session,
             session::sign_in,
             session::cancel_sign_in,

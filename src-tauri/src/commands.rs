@@ -123,5 +123,18 @@ pub fn ui_ready(startup: State<'_, Startup>) {
         %steps,
         "window painted"
     );
-    startup::report_first_paint(elapsed, &steps);
+    startup::report("first-paint", elapsed, &steps);
+}
+
+/// The window calls this once its first screen has come to life (the app's code hydrated
+/// it: clicks are taken from here on).
+#[tauri::command]
+#[specta::specta]
+pub fn ui_interactive(startup: State<'_, Startup>) {
+    let elapsed = startup.mark_interactive();
+    tracing::info!(
+        interactive_ms = elapsed.as_millis() as u64,
+        "window interactive"
+    );
+    startup::report("interactive", elapsed, "");
 }

@@ -331,8 +331,11 @@ impl AppWindow {
         }
     }
 
+    /// Waits until the window's shell is live: the page paints its first screen before the
+    /// app's code has run, and a click on it before then would be lost.
     async fn wait_for_shell(&mut self) -> anyhow::Result<()> {
-        self.find("nav[aria-label='Sections']").await?;
+        self.find("#app[data-interactive] nav[aria-label='Sections']")
+            .await?;
         Ok(())
     }
 

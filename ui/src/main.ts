@@ -1,12 +1,13 @@
-// The window's entry point: mounts the app, then tells the shell once the first frame is on
-// screen (two animation frames: the first runs before paint, the second after it).
-import { mount } from "svelte";
-import App from "./App.svelte";
+// The window's entry point, kept small. The first screen is already in the page (rendered at
+// build time by `scripts/prerender.mjs`), so the window paints it as soon as the page is parsed.
+// Once that frame is on screen (two animation frames: the first runs before paint, the second
+// after it) the shell is told, and only then is the app's code loaded to bring the screen to life.
 import { uiReady } from "./ipc";
 import "./styles.css";
 
-const target = document.getElementById("app");
-if (!target) throw new Error("index.html has no #app element");
-mount(App, { target });
-
-requestAnimationFrame(() => requestAnimationFrame(() => void uiReady()));
+requestAnimationFrame(() =>
+  requestAnimationFrame(() => {
+    void uiReady();
+    void import("./start");
+  }),
+);

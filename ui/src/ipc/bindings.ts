@@ -11,6 +11,11 @@ export const commands = {
 	appInfo: () => typedError<AppInfo_Serialize, CommandError>(__TAURI_INVOKE("app_info")),
 	/**  The window calls this once it has painted for the first time. */
 	uiReady: () => __TAURI_INVOKE<void>("ui_ready"),
+	/**
+	 *  The window calls this once its first screen has come to life (the app's code hydrated
+	 *  it: clicks are taken from here on).
+	 */
+	uiInteractive: () => __TAURI_INVOKE<void>("ui_interactive"),
 	/**  The session now (the first call restores the keychain's session). */
 	session: () => typedError<Session_Serialize, CommandError>(__TAURI_INVOKE("session")),
 	/**  Signs in the handle or DID through the browser; answers once the browser came back. */

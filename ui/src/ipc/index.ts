@@ -117,6 +117,11 @@ export async function uiReady(): Promise<void> {
   await commands.uiReady();
 }
 
+/** Tells the shell the window's first screen has come to life (hydrated, taking clicks). */
+export async function uiInteractive(): Promise<void> {
+  await commands.uiInteractive();
+}
+
 /** The session now; the first call restores the one kept in the keychain. */
 export async function session(): Promise<Session> {
   return unwrap(await commands.session());

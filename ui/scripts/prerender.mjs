@@ -1,6 +1,6 @@
 // Renders the window's first screen into dist/index.html after `vite build`, so the window
 // paints the app (its sidebar, the open section in its loading state) as soon as the page is
-// parsed, before any script has run; `src/main.ts` then hydrates that markup.
+// parsed, before any script has run; `src/start.ts` then hydrates that markup.
 //
 // The first screen is what the window shows before Rust has answered anything: the render runs
 // with an IPC that never answers, so every view is in its loading state, exactly as the window
@@ -39,4 +39,6 @@ const html = await readFile(page, "utf8");
 if (!html.includes(MOUNT)) throw new Error(`dist/index.html has no empty ${MOUNT} to render into`);
 const { head, body } = await renderFirstScreen();
 if (!body.includes('aria-label="Sections"')) throw new Error("the first screen rendered without the app's navigation");
-await writeFile(page, html.replace("</head>", `${head}</head>`).replace(MOUNT, `<div id="app">${body}</div>`));
+// Replaced by functions: a `$` in the rendered text must not be read as a replacement pattern.
+const rendered = html.replace("</head>", () => `${head}</head>`).replace(MOUNT, () => `<div id="app">${body}</div>`);
+await writeFile(page, rendered);

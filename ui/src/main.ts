@@ -5,9 +5,24 @@
 import { uiReady } from "./ipc";
 import "./styles.css";
 
+/** A window that opens hidden (minimized, on another workspace) paints no frame until it is
+ * shown; its app comes to life anyway (the session restored, the controller running) after this. */
+const START_AT_LATEST_MS = 1000;
+
+let started = false;
+
+/** Loads the app's code, once. */
+function start() {
+  if (started) return;
+  started = true;
+  void import("./start");
+}
+
 requestAnimationFrame(() =>
   requestAnimationFrame(() => {
     void uiReady();
-    void import("./start");
+    start();
   }),
 );
+if (document.visibilityState === "hidden") start();
+else setTimeout(start, START_AT_LATEST_MS);

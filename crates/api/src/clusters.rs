@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::last_seen::{LastSeen, Seen};
 use crate::serde_name as text;
 use swdesk_core::timestamp::Clock as _;
-use swdesk_gateway::kubeconfig::{self, Summary};
+use swdesk_gateway::kubeconfig::{self, Minimal, Summary};
 use swdesk_gateway::{FeedEvent, Gateway, GatewayError, KubeconfigLifetime};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::Phase;
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
@@ -292,9 +292,10 @@ pub fn lifetime(
     }
 }
 
-/// Fetches a kubeconfig for `cluster`, verifies it (see [`Summary::verify`]) and only then
-/// saves it at `path` with mode 0600, atomically; a kubeconfig that fails the check leaves
-/// `path` as it was.
+/// Fetches a kubeconfig for `cluster`, verifies and rebuilds it (see [`Minimal::rebuild`]:
+/// nothing that runs code, reads files or weakens TLS passes) and only then saves it at
+/// `path` with mode 0600, atomically; a kubeconfig that fails the check leaves `path` as it
+/// was.
 pub async fn save_kubeconfig(
     gateway: &impl Gateway,
     cluster: &str,
@@ -307,13 +308,13 @@ pub async fn save_kubeconfig(
         message,
     };
     let now = swdesk_controller::SystemClock.now().unix_millis() / 1000;
-    let summary = Summary::verify(issued.kubeconfig.expose(), now)
+    let minimal = Minimal::rebuild(issued.kubeconfig.expose(), cluster, now)
         .map_err(|error| failed(format!("the gateway's kubeconfig is not saved: {error}")))?;
     if let Some(directory) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(directory).map_err(|error| failed(error.to_string()))?;
     }
-    kubeconfig::save(path, &issued.kubeconfig).map_err(|error| failed(error.to_string()))?;
-    Ok(saved(path, &summary, lifetime))
+    kubeconfig::save(path, minimal.text()).map_err(|error| failed(error.to_string()))?;
+    Ok(saved(path, &minimal.summary, lifetime))
 }
 
 fn saved(path: &Path, summary: &Summary, lifetime: KubeconfigLifetime) -> SavedKubeconfig {

@@ -35,7 +35,7 @@ use crate::apply::{ApplyError, ApplyRequest, ObjectKey, ObjectStore};
 use crate::config::Config;
 use crate::jobs::JobRun;
 use crate::nodes::{InfraEntry, InfraRecords, InfraStage};
-use crate::pki::{ClusterCa, Lifetime};
+use crate::pki::{ClusterCa, Lifetime, hostile};
 use crate::xrpc::{Refusal, cluster_name, dns_label_problem};
 
 /// One change, for the subscribers of `owner`.
@@ -651,6 +651,9 @@ impl Gateway {
         let kubeconfig = ca
             .kubeconfig(name, &server, owner, lifetime)
             .map_err(internal)?;
+        if self.config.hostile_kubeconfig {
+            return Ok((hostile(&kubeconfig).map_err(internal)?, instance));
+        }
         Ok((kubeconfig, instance))
     }
 

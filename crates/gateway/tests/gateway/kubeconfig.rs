@@ -1,7 +1,12 @@
 //! Kubeconfigs: the `ttlSeconds` bounds, the client certificate's validity window, `noExpiry`
-//! (and a gateway that refuses it), saving with mode 0600, and what standard parsers read back.
+//! (and a gateway that refuses it), saving with mode 0600, and what standard parsers read back;
+//! the kubeconfig the app saves is rebuilt (the real `kubectl` reads exactly one cluster, user
+//! and context from it) and a hostile gateway's is refused, naming each thing it asked for.
 
-use swdesk_gateway::kubeconfig::{KubeconfigError, Summary, save};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use swdesk_gateway::kubeconfig::{KubeconfigError, Minimal, Summary, save};
 use swdesk_gateway::{ErrorName, Gateway, GatewayError, KubeconfigLifetime};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::Phase;
 
@@ -186,4 +191,120 @@ fn splice_ca(target: &str, donor: &str) -> String {
             .to_owned()
     };
     target.replace(&ca_line(target), &ca_line(donor))
+}
+
+#[tokio::test]
+async fn the_saved_kubeconfig_is_rebuilt_and_the_real_kubectl_reads_exactly_it() {
+    let world = World::start().await;
+    let owner = world.owner("kubectl").await;
+    let issued = owner
+        .client
+        .get_kubeconfig("eta", KubeconfigLifetime::Seconds(600))
+        .await
+        .unwrap();
+    let minimal = Minimal::rebuild(issued.kubeconfig.expose(), "eta", now()).unwrap();
+    assert_eq!(minimal.summary.subject, owner.account.did);
+    let directory = scratch("kubectl");
+    let path = directory.join("eta.kubeconfig");
+    save(&path, minimal.text()).unwrap();
+
+    let config = kubectl_view(&path);
+    let one = |key: &str| {
+        let entries = config[key].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "exactly one of {key}: {config:#}");
+        entries[0].clone()
+    };
+    let (cluster, user, context) = (one("clusters"), one("users"), one("contexts"));
+    assert_eq!(config["current-context"], "eta");
+    assert_eq!(context["context"]["cluster"], "eta");
+    assert_eq!(context["context"]["user"], "eta");
+    assert_eq!(
+        cluster["cluster"]["server"].as_str(),
+        Some(minimal.summary.server.as_str())
+    );
+    let keys = |value: &serde_json::Value| {
+        let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(
+        keys(&cluster["cluster"]),
+        ["certificate-authority-data", "server"]
+    );
+    assert_eq!(
+        keys(&user["user"]),
+        ["client-certificate-data", "client-key-data"]
+    );
+    let reread = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        Summary::parse(&reread).unwrap(),
+        minimal.summary,
+        "the rebuilt file says what was verified"
+    );
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[tokio::test]
+async fn a_hostile_gateways_kubeconfig_is_refused_naming_each_thing_it_asked_for() {
+    let world = World::start_with(|config| config.hostile_kubeconfig = true).await;
+    let owner = world.owner("hostilekc").await;
+    let issued = owner
+        .client
+        .get_kubeconfig("theta", KubeconfigLifetime::Seconds(600))
+        .await
+        .unwrap();
+    let hostile = issued.kubeconfig.expose();
+    assert!(
+        Summary::parse(hostile).is_ok(),
+        "the first cluster and user alone would pass the certificate checks"
+    );
+    let problems = match Minimal::rebuild(hostile, "theta", now()) {
+        Err(KubeconfigError::Refused(problems)) => problems,
+        other => panic!("a hostile kubeconfig is refused, got {other:?}"),
+    };
+    for field in [
+        "users[0].user.exec",
+        "users[0].user.auth-provider",
+        "users[0].user.tokenFile",
+        "clusters[0].cluster.proxy-url",
+        "clusters[0].cluster.insecure-skip-tls-verify",
+        "contexts: 2 entries",
+        "current-context",
+    ] {
+        assert!(
+            problems.iter().any(|problem| problem.starts_with(field)),
+            "{field} named among {problems:?}"
+        );
+    }
+    let message = KubeconfigError::Refused(problems).to_string();
+    for secret in ["/etc/shadow", "evil.test", "client-key-data", "BEGIN"] {
+        assert!(!message.contains(secret), "no value quoted: {message}");
+    }
+}
+
+/// `kubectl config view --minify --raw -o json` of `path`, with the real kubectl.
+fn kubectl_view(path: &Path) -> serde_json::Value {
+    let output = Command::new(kubectl())
+        .args(["config", "view", "--minify", "--raw", "-o", "json"])
+        .env("KUBECONFIG", path)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl reads the saved kubeconfig: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The real kubectl: `SWDESK_KUBECTL` (set by `cargo xtask test`, which installs it), else
+/// `kubectl` on `PATH`.
+fn kubectl() -> PathBuf {
+    std::env::var_os("SWDESK_KUBECTL").map_or_else(|| PathBuf::from("kubectl"), PathBuf::from)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let directory = std::env::temp_dir().join(format!("swdesk-gw-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    directory
 }

@@ -2,7 +2,11 @@
 //! observed status, SPEC §2 "Status in the record"), and a pulled record applied onto a spec.
 //!
 //! Invariants: a published record carries only the declaration (`description`, `contracts`),
-//! the lifetime of an EphemeralInfra, `createdAt` and the status; local-only fields
+//! the lifetime of an EphemeralInfra, `createdAt` and the status; what other parties said in
+//! the status (a winner's DID, its receipt's address, a message that may quote a peer) passes
+//! the one cleaner at this boundary: a winner or receipt of the wrong form is left out, a
+//! message is put on one line without controls or bidi overrides and cut to its `maxLength`,
+//! so a record built here always validates whatever a peer sent; local-only fields
 //! (`secrets`, `clusterRef`, `nodes`) and the binding never reach it. Fields of the previous
 //! record this version does not know are kept (read-modify-write loses nothing). A pull
 //! changes only the declaration of a spec, never its binding or local-only fields.
@@ -12,7 +16,8 @@ use swdesk_lexicon::computer::socialweb::infra::{
     ContractStatus as RecordContractStatus, ContractStatusPhase, EndReason as RecordEndReason,
     Status, StatusPhase,
 };
-use swdesk_lexicon::text::fit;
+use swdesk_lexicon::syntax;
+use swdesk_lexicon::text::peer_text;
 use swdesk_lexicon::{EphemeralInfra, Infra};
 
 use crate::declaration::Declaration;
@@ -97,12 +102,15 @@ fn record_contract_status(status: &ContractStatus) -> RecordContractStatus {
     RecordContractStatus {
         name: status.name.clone(),
         phase: Some(record_contract_phase(status.phase)),
-        winner: status.winner.clone(),
-        receipt: status.receipt.clone(),
+        winner: status.winner.clone().filter(|did| syntax::did(did).is_ok()),
+        receipt: status
+            .receipt
+            .clone()
+            .filter(|uri| syntax::at_uri(uri).is_ok()),
         message: status
             .message
             .as_deref()
-            .map(|message| fit(message, CONTRACT_MESSAGE_MAX).into_owned()),
+            .map(|message| peer_text(message, CONTRACT_MESSAGE_MAX)),
         extra: serde_json::Map::new(),
     }
 }
@@ -371,5 +379,56 @@ mod tests {
         let pulled = pull(&spec(), Declaration::of_record(&record));
         let spec_hash = Declaration::of_spec(&pulled).hash().unwrap();
         assert_eq!(spec_hash, Declaration::of_record(&record).hash().unwrap());
+    }
+
+    /// What a peer can put in a contract's status: any text, with controls, NUL, bidi overrides
+    /// and line breaks likely, up to a few times the message's limit.
+    fn peer_string() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let hostile = prop_oneof![
+            Just('\u{202E}'),
+            Just('\u{2066}'),
+            Just('\0'),
+            Just('\n'),
+            Just('\u{1b}'),
+            Just('\u{2028}'),
+            Just('<'),
+            any::<char>(),
+        ];
+        prop_oneof![
+            proptest::collection::vec(hostile, 0..64).prop_map(|c| c.into_iter().collect()),
+            ".{0,3000}",
+            "did:web:[a-z.%:]{0,40}",
+            "at://did:plc:[a-z0-9]{1,30}/[a-z.]{1,30}/[a-z0-9]{1,20}",
+            (1usize..40_000).prop_map(|n| format!("at://did:plc:x/a.b/{}", "r".repeat(n))),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(256))]
+
+        #[test]
+        fn whatever_a_peer_said_the_published_record_validates_and_reads_on_one_line(
+            winner in peer_string(),
+            receipt in peer_string(),
+            message in peer_string(),
+        ) {
+            let mut status = status();
+            status.contracts[0].winner = Some(winner);
+            status.contracts[0].receipt = Some(receipt);
+            status.contracts[0].message = Some(message);
+            let record = infra_record(&spec(), &status, at("2026-12-02T18:44:00Z"), None);
+            let value = record.to_record_value().unwrap();
+            proptest::prop_assert_eq!(record_problems(DeploymentKind::Infra, &value), vec![]);
+            let published = &value["status"]["contracts"][0];
+            for field in ["winner", "receipt", "message"] {
+                let text = published[field].as_str().unwrap_or_default();
+                proptest::prop_assert!(
+                    !text.chars().any(|c| c.is_control()
+                        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')),
+                    "{} holds a control or bidi character: {:?}", field, text
+                );
+            }
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! the [`Market`] port. Each run asks the market for the next step and records the status it
 //! answers; a waiting contract is looked at again soon, a finished one only when it changes.
 //!
-//! Invariants: a ComputeContract that holds a guest never goes before its release is
-//! confirmed (its finalizer waits, asking for the release); the status is written only when
+//! Invariants: the market's message (which may quote a peer) is kept and logged only cleaned
+//! (one line, no controls or bidi overrides, cut); a ComputeContract that holds a guest never
+//! goes before its release is confirmed (its finalizer waits, asking for the release); the status is written only when
 //! it changed; the phase history is appended here and only here, when the market's answer
 //! enters another phase than the history's last.
 
@@ -70,6 +71,7 @@ impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
             .advance(object, self.context.now())
             .await
             .map_err(market_error)?;
+        status.message = status.message.as_deref().map(kept_text);
         status.record_phase(self.context.now());
         let recheck = recheck_after(&status);
         if status != object.status {
@@ -122,7 +124,16 @@ impl<R: RecordRepo + 'static, M: Market + 'static> Reconciler for ComputeReconci
 }
 
 fn market_error(error: MarketError) -> ReconcileError {
-    ReconcileError::Market(error.message)
+    ReconcileError::Market(kept_text(&error.message))
+}
+
+/// The longest message a contract keeps: its record's `maxLength`.
+const MESSAGE_MAX: usize = 2048;
+
+/// A message of the market's, which may quote a peer, as the store keeps it and the window
+/// shows it: one line, no controls or bidi overrides, cut to [`MESSAGE_MAX`].
+fn kept_text(message: &str) -> String {
+    swdesk_lexicon::text::peer_text(message, MESSAGE_MAX)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use super::observe::{KeyStatus, RuntimeEvent, StatusBoard};
 use super::queue::later;
 use super::reconciler::{KeyLister, Reconciler};
 use super::resync::resync_loop;
+use super::shutdown::ShutdownReport;
 
 /// Schedules keys of one controller; cheap to clone, one per watcher.
 #[derive(Debug, Clone)]
@@ -59,17 +60,6 @@ impl Trigger {
             .send(command)
             .map_err(|_| Stopped { kind: self.kind })
     }
-}
-
-/// What a shutdown left behind; every list in name order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShutdownReport {
-    /// Keys whose running reconcile finished within the grace period.
-    pub finished: Vec<Name>,
-    /// Keys whose running reconcile was stopped at the end of the grace period.
-    pub cut_off: Vec<Name>,
-    /// Keys that were waiting for a run that will not happen.
-    pub pending: Vec<Name>,
 }
 
 /// The controller's loop ended otherwise than by its shutdown (it panicked).

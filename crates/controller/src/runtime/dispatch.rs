@@ -20,11 +20,11 @@ use tracing::Instrument;
 
 use super::action::{Action, Backoff};
 use super::config::ControllerConfig;
-use super::controller::ShutdownReport;
 use super::key::ObjectKey;
 use super::observe::{EVENT_CAPACITY, RuntimeEvent, StatusBoard};
 use super::queue::{Queue, later};
 use super::reconciler::Reconciler;
+use super::shutdown::ShutdownReport;
 
 /// What triggers and the resync send the loop.
 #[derive(Debug)]

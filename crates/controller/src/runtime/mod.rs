@@ -31,10 +31,12 @@ mod observe;
 mod queue;
 mod reconciler;
 mod resync;
+mod shutdown;
 
 pub use action::{Action, Backoff};
 pub use config::{ControllerConfig, Debounce};
-pub use controller::{Controller, ShutdownError, ShutdownReport, Stopped, Trigger};
+pub use controller::{Controller, ShutdownError, Stopped, Trigger};
 pub use key::ObjectKey;
 pub use observe::{KeyStatus, RuntimeEvent};
 pub use reconciler::{KeyLister, Reconciler};
+pub use shutdown::ShutdownReport;

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::declaration::DeclarationHash;
+use crate::declaration::types::DeclarationHash;
 use crate::drift::Drift;
 use crate::name::Name;
 use crate::object::{Kind, Object};

@@ -29,8 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::declaration::DeclarationHash;
-use crate::declaration::genesis::GenesisChange;
+use crate::declaration::types::{DeclarationHash, GenesisChange};
 use crate::rkey::Rkey;
 use crate::timestamp::Timestamp;
 

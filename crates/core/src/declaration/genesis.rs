@@ -12,35 +12,10 @@
 //! edit (the controller applies nothing and shows each [`GenesisChange`] until the owner keeps
 //! this side or ends the deployment for a successor).
 
-use serde::{Deserialize, Serialize};
 use swdesk_lexicon::Problem;
 
+use super::types::GenesisChange;
 use crate::infra::{Contract, EphemeralInfraSpec};
-
-/// A genesis-only field of a contract that two declarations set differently.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct GenesisChange {
-    /// The contract's name.
-    pub contract: String,
-    /// The field, as the record spells it (`computeKind`).
-    pub field: String,
-    /// Its value on this side.
-    pub ours: String,
-    /// Its value on the other side (the record, or the edit).
-    pub theirs: String,
-}
-
-impl std::fmt::Display for GenesisChange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "`{}` of contract {} may only be set at creation (was {}, the record says {})",
-            self.field, self.contract, self.ours, self.theirs
-        )
-    }
-}
 
 /// Every genesis-only field that `theirs` changes in a contract `ours` already has (a contract
 /// only one side has is new or gone, not changed).

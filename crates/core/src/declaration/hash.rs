@@ -11,56 +11,13 @@
 //! `nodes`); unknown fields inside contracts do count, since they are declaration too. It is
 //! written and compared as 64 lower-case hex digits.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use swdesk_lexicon::dag_cbor_bytes;
 use thiserror::Error;
 
+use super::types::DeclarationHash;
 use crate::infra::{Contract, EphemeralInfraSpec, InfraSpec};
-
-/// A sha-256 of a canonical declaration, shown as lower-case hex.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct DeclarationHash([u8; 32]);
-
-/// The text is not 64 hex digits.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{text:?} is not a declaration hash (64 hex digits)")]
-pub struct HashSyntaxError {
-    /// The text that was given.
-    pub text: String,
-}
-
-impl DeclarationHash {
-    /// The hash with these digest bytes.
-    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
-        Self(bytes)
-    }
-
-    /// Parses 64 hex digits (any case).
-    pub fn parse(text: &str) -> Result<Self, HashSyntaxError> {
-        let error = || HashSyntaxError {
-            text: text.to_owned(),
-        };
-        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(error());
-        }
-        let mut bytes = [0u8; 32];
-        for (byte, pair) in bytes.iter_mut().zip(text.as_bytes().chunks(2)) {
-            let pair = std::str::from_utf8(pair).map_err(|_| error())?;
-            *byte = u8::from_str_radix(pair, 16).map_err(|_| error())?;
-        }
-        Ok(Self(bytes))
-    }
-
-    /// The 64 lower-case hex digits.
-    pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
 
 /// Why a declaration has no hash.
 #[derive(Debug, Error)]
@@ -132,33 +89,7 @@ impl<'a> Declaration<'a> {
     pub fn hash(&self) -> Result<DeclarationHash, HashError> {
         let bytes = dag_cbor_bytes(&self.canonical_value()?)
             .map_err(|error| HashError::NotData(error.to_string()))?;
-        Ok(DeclarationHash(Sha256::digest(bytes).into()))
-    }
-}
-
-impl TryFrom<String> for DeclarationHash {
-    type Error = HashSyntaxError;
-
-    fn try_from(text: String) -> Result<Self, Self::Error> {
-        Self::parse(&text)
-    }
-}
-
-impl From<DeclarationHash> for String {
-    fn from(hash: DeclarationHash) -> Self {
-        hash.to_hex()
-    }
-}
-
-impl fmt::Display for DeclarationHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl fmt::Debug for DeclarationHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DeclarationHash({})", self.to_hex())
+        Ok(DeclarationHash::from_bytes(Sha256::digest(bytes).into()))
     }
 }
 
@@ -350,19 +281,5 @@ mod tests {
                 Declaration::of_spec(&bare).hash().unwrap()
             );
         }
-    }
-
-    #[test]
-    fn a_hash_reads_back_from_its_hex() {
-        let hash = DeclarationHash::from_bytes([0xa5; 32]);
-        assert_eq!(DeclarationHash::parse(&hash.to_hex()).unwrap(), hash);
-        assert_eq!(hash.to_hex(), "a5".repeat(32));
-    }
-
-    #[test]
-    fn a_short_or_non_hex_text_is_not_a_hash() {
-        assert!(DeclarationHash::parse("abc").is_err());
-        assert!(DeclarationHash::parse(&"zz".repeat(32)).is_err());
-        assert!(DeclarationHash::parse(&"+1".repeat(32)).is_err());
     }
 }

@@ -20,7 +20,8 @@ use serde_json::{Map, Value, json};
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
-use super::rules::{known_value, label_problem, record_problems};
+use super::known::known_value;
+use super::rules::{label_problem, record_problems};
 use crate::infra::{
     ContractNode, DEFAULT_TTL_SECONDS, DeploymentKind, EphemeralInfraSpec, InfraSpec,
 };

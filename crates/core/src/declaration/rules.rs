@@ -21,6 +21,7 @@ use serde_json::Value;
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
+use super::known::known_value;
 use super::status::status_problems;
 use crate::infra::DeploymentKind;
 use crate::name::{LabelError, label_problems, suggest_label};
@@ -134,23 +135,6 @@ fn state_problems(path: &str, contract: &Value) -> Vec<Problem> {
         ));
     }
     problems
-}
-
-/// A problem when `value` is a string outside `known` (other types are the lexicon's).
-pub(crate) fn known_value(
-    path: &str,
-    what: &str,
-    value: Option<&Value>,
-    known: &[&str],
-) -> Vec<Problem> {
-    match value.and_then(Value::as_str) {
-        Some(text) if !known.contains(&text) => vec![Problem::new(
-            path,
-            format!("The {what} {text:?} is not known."),
-            format!("Use one of: {}.", known.join(", ")),
-        )],
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 use serde_json::Value;
 use swdesk_lexicon::Problem;
 
-use super::rules::known_value;
+use super::known::known_value;
 use crate::infra::DeploymentKind;
 
 const END_REASONS: [&str; 3] = ["deleted", "complete", "deadline"];

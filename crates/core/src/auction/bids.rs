@@ -39,7 +39,7 @@ use swdesk_lexicon::syntax::AtUri;
 use super::bidders::AskedBidder;
 use super::request::Bidding;
 use super::trust::RecordCheck;
-use crate::compute::StrongRef;
+use crate::compute::phase::StrongRef;
 use crate::timestamp::Timestamp;
 
 /// The collection of free bid terms.

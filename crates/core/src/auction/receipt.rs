@@ -17,7 +17,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::receipt::Receipt;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::receipts::free::Free as Grant;
 
 use super::bids::author_of;
-use crate::compute::StrongRef;
+use crate::compute::phase::StrongRef;
 
 /// What the receipt must match: the contract as the requester made it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use swdesk_lexicon::computer::socialweb::secret::sealed::Sealed;
 
 use super::flow::{Held, Won};
 use super::request::lexicon_ref;
-use crate::compute::StrongRef;
+use crate::compute::phase::StrongRef;
 use crate::secret::SecretRef;
 use crate::timestamp::Timestamp;
 

@@ -29,7 +29,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm::Vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::rfp::Rfp;
 use swdesk_lexicon::computer::socialweb::infra::{ContractComputeKind, ContractState};
 
-use crate::compute::StrongRef;
+use crate::compute::phase::StrongRef;
 use crate::infra::Contract;
 
 /// vCPUs when the contract names none.

@@ -1,17 +1,23 @@
 //! Who imports whom: the module graph of every crate in the workspace, read from its sources,
-//! and the two rules `cargo xtask test` holds it to. No two files import each other (a file
-//! may use its parent module, which declares it, but a module never uses a file that uses it
-//! back: the shared piece moves down instead), and the api reaches the controller only through
-//! `Engine` and the core's types, never `swdesk_controller::kinds`.
+//! and the two rules `cargo xtask test` holds it to. No circle of imports between the files of
+//! a crate, of any length (a file may use its parent module, which declares it, but no file
+//! reaches back to itself through the files it uses: the shared piece moves down instead), and
+//! the api reaches the controller only through `Engine` and the core's types, never
+//! `swdesk_controller::kinds`.
 //!
-//! A file's imports are its `use` trees and every `crate::…`/`super::…` path in its code;
-//! comments and the `#[cfg(test)] mod tests` block at the end are left out. A path is resolved
-//! to the longest module of the crate it names, so `crate::a::b::Item` is an import of `a::b`
-//! when that file exists and of `a` otherwise.
+//! A file's imports are its `use` trees (braces expanded, renames dropped) and every
+//! `crate::…`/`self::…`/`super::…` path in its code; comments and `#[cfg(test)] mod … { … }`
+//! blocks are left out. Paths resolve as rustc resolves them from the file's own module:
+//! `self` is that module (`a/b.rs` and `a/b/mod.rs` are both `a::b`), each `super` one level
+//! up from it, `crate` the root, and a `use` path that starts with the name of one of the
+//! module's own child files starts at the module. A resolved path is an import of the longest
+//! module of the crate it names, so `crate::a::b::Item` is an import of `a::b` when that file
+//! exists and of `a` otherwise; an import of the file's own ancestor or of itself is no edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::cycles::{self, Graph};
 use crate::paths::Paths;
 
 /// A module, as the segments of its path below the crate root (empty for the root).
@@ -20,20 +26,16 @@ type Module = Vec<String>;
 /// The name the api must never import.
 const CONTROLLER_KINDS: &str = "swdesk_controller::kinds";
 
-/// Fails naming every pair of files that import each other, and every api file that imports
-/// the controller's kinds.
+/// Fails naming every circle of imports, as the path of files it runs through, and every api
+/// file that imports the controller's kinds.
 pub fn check(paths: &Paths) -> anyhow::Result<()> {
     let mut problems = Vec::new();
     for crate_dir in crate_dirs(&paths.root) {
-        let files = source_files(&crate_dir.join("src"));
-        let name = crate_dir.strip_prefix(&paths.root).unwrap_or(&crate_dir);
-        for (a, b) in circles(&files) {
-            problems.push(format!(
-                "{}: {} and {} import each other",
-                name.display(),
-                display(&a),
-                display(&b)
-            ));
+        let src = crate_dir.join("src");
+        let files = source_files(&src);
+        let src = src.strip_prefix(&paths.root).unwrap_or(&src);
+        for circle in circles(&files) {
+            problems.push(format!("circle: {}", path_of_files(src, &circle, &files)));
         }
     }
     for (module, text) in source_files(&paths.root.join("crates/api/src")) {
@@ -44,15 +46,27 @@ pub fn check(paths: &Paths) -> anyhow::Result<()> {
             ));
         }
     }
-    anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
+    anyhow::ensure!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     Ok(())
 }
 
-/// One source file: its text and whether it is a directory module (`mod.rs`, `lib.rs`,
-/// `main.rs`), against which `super::` is resolved one level higher.
+/// A circle as the files it runs through, back to its first: `src/a.rs → src/b.rs → src/a.rs`.
+fn path_of_files(src: &Path, circle: &[Module], files: &BTreeMap<Module, Source>) -> String {
+    let file = |module: &Module| src.join(&files[module].file).display().to_string();
+    let mut steps: Vec<String> = circle.iter().map(file).collect();
+    steps.extend(circle.first().map(file));
+    steps.join(" → ")
+}
+
+/// One source file: its path below `src` and its text.
 pub struct Source {
+    file: PathBuf,
     text: String,
-    directory: bool,
 }
 
 /// Every crate of the workspace that has sources.
@@ -87,9 +101,8 @@ fn source_files(src: &Path) -> BTreeMap<Module, Source> {
                 && let (Some(module), Ok(text)) =
                     (module_of(src, &path), std::fs::read_to_string(&path))
             {
-                let name = path.file_stem().and_then(|stem| stem.to_str());
-                let directory = matches!(name, Some("mod" | "lib" | "main"));
-                files.insert(module, Source { text, directory });
+                let file = path.strip_prefix(src).unwrap_or(&path).to_path_buf();
+                files.insert(module, Source { file, text });
             }
         }
     }
@@ -111,58 +124,50 @@ fn module_of(src: &Path, file: &Path) -> Option<Module> {
     Some(module)
 }
 
-/// Every pair of modules that import each other, each pair once.
-pub fn circles(files: &BTreeMap<Module, Source>) -> Vec<(Module, Module)> {
-    let edges: BTreeMap<&Module, BTreeSet<Module>> = files
+/// Every circle of imports between the files of one crate, of any length, each as the modules
+/// it runs through (the first imported by the last); every file of a tangle is on one.
+pub fn circles(files: &BTreeMap<Module, Source>) -> Vec<Vec<Module>> {
+    let graph: Graph<Module> = files
         .iter()
-        .map(|(module, source)| (module, imports(module, source, files)))
+        .map(|(module, source)| (module.clone(), imports(module, &source.text, files)))
         .collect();
-    let mut found = Vec::new();
-    for (a, targets) in &edges {
-        for b in targets.iter().filter(|b| *a < *b) {
-            if edges.get(b).is_some_and(|back| back.contains(*a)) {
-                found.push(((*a).clone(), b.clone()));
-            }
-        }
-    }
-    found
+    cycles::cycles(&graph)
 }
 
 /// The modules of the crate that `module` imports (its ancestors and itself left out).
-fn imports(module: &Module, source: &Source, files: &BTreeMap<Module, Source>) -> BTreeSet<Module> {
-    let text = without_comments_and_tests(&source.text);
-    let base = if source.directory {
-        module.clone()
-    } else {
-        module[..module.len().saturating_sub(1)].to_vec()
-    };
-    let mut found = BTreeSet::new();
-    for path in use_paths(&text).into_iter().chain(inline_paths(&text)) {
-        let Some(full) = resolve(&path, &base) else {
-            continue;
-        };
-        let Some(target) = (0..=full.len())
-            .rev()
-            .map(|len| full[..len].to_vec())
-            .find(|prefix| files.contains_key(prefix))
-        else {
-            continue;
-        };
-        if !module.starts_with(&target) {
-            found.insert(target);
-        }
-    }
-    found
+fn imports(module: &Module, text: &str, files: &BTreeMap<Module, Source>) -> BTreeSet<Module> {
+    let code = without_comments_and_tests(text);
+    let child_file =
+        |name: &str| files.contains_key(&[module.as_slice(), &[name.to_owned()]].concat());
+    let uses = use_paths(&code)
+        .into_iter()
+        .map(|path| match path.split("::").next() {
+            Some(first) if child_file(first) => format!("self::{path}"),
+            _ => path,
+        });
+    uses.chain(inline_paths(&code))
+        .filter_map(|path| resolve(&path, module))
+        .filter_map(|full| longest_module(&full, files))
+        .filter(|target| !module.starts_with(target))
+        .collect()
 }
 
-/// `path` as segments below the crate root, when it starts at `crate`, `self` or `super`
-/// (`base` being the module `self` means).
-fn resolve(path: &str, base: &[String]) -> Option<Module> {
+/// The longest module of the crate that `full` names (the crate root at least).
+fn longest_module(full: &[String], files: &BTreeMap<Module, Source>) -> Option<Module> {
+    (0..=full.len())
+        .rev()
+        .map(|len| full[..len].to_vec())
+        .find(|prefix| files.contains_key(prefix))
+}
+
+/// `path` as segments below the crate root, when it starts at `crate`, `self` or `super`,
+/// written in the file of module `own` (which `self` names, and `super` the parent of).
+fn resolve(path: &str, own: &[String]) -> Option<Module> {
     let mut segments = path.split("::").filter(|segment| !segment.is_empty());
     let mut resolved: Module = match segments.next()? {
         "crate" => Vec::new(),
-        "self" => base.to_vec(),
-        "super" => base[..base.len().saturating_sub(1)].to_vec(),
+        "self" => own.to_vec(),
+        "super" => own[..own.len().saturating_sub(1)].to_vec(),
         _ => return None,
     };
     for segment in segments {
@@ -177,17 +182,34 @@ fn resolve(path: &str, base: &[String]) -> Option<Module> {
     Some(resolved)
 }
 
-/// The text without `//` comments and without the trailing `#[cfg(test)] mod tests` block.
+/// The text without `//` comments and without its `#[cfg(test)] mod … { … }` blocks.
 fn without_comments_and_tests(text: &str) -> String {
     let code: Vec<&str> = text
         .lines()
         .map(|line| line.find("//").map_or(line, |at| &line[..at]))
         .collect();
-    let code = code.join("\n");
-    match code.find("#[cfg(test)]\nmod tests") {
-        Some(at) => code[..at].to_owned(),
-        None => code,
+    let mut code = code.join("\n");
+    while let Some(at) = code.find("#[cfg(test)]\nmod ") {
+        let end = item_end(&code, at).unwrap_or(code.len());
+        code.replace_range(at..end, "");
     }
+    code
+}
+
+/// Where the item from `from` ends: past its `;` (`mod a;`) or past the `}` that closes its
+/// first block; `None` when its braces never close.
+fn item_end(code: &str, from: usize) -> Option<usize> {
+    let mut depth = 0_u32;
+    for (at, character) in code[from..].char_indices() {
+        match character {
+            ';' if depth == 0 => return Some(from + at + 1),
+            '{' => depth += 1,
+            '}' if depth == 1 => return Some(from + at + 1),
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Every path a `use` item names (one that starts a line, `pub` or not), braces expanded:
@@ -283,10 +305,10 @@ fn split_top_level(inside: &str) -> Vec<&str> {
     parts
 }
 
-/// Every `crate::…` and `super::…` path written in the code itself.
+/// Every `crate::…`, `self::…` and `super::…` path written in the code itself.
 fn inline_paths(text: &str) -> Vec<String> {
     let mut paths = Vec::new();
-    for root in ["crate::", "super::"] {
+    for root in ["crate::", "self::", "super::"] {
         let mut rest = text;
         while let Some(at) = find_word(rest, root) {
             let path: String = rest[at..]
@@ -318,10 +340,16 @@ mod tests {
             .map(|(path, text)| {
                 let src = Path::new("src");
                 let module = module_of(src, &src.join(path)).unwrap();
-                let directory = path.ends_with("mod.rs") || *path == "lib.rs";
-                let text = (*text).to_owned();
-                (module, Source { text, directory })
+                let (file, text) = (PathBuf::from(path), (*text).to_owned());
+                (module, Source { file, text })
             })
+            .collect()
+    }
+
+    fn modules(names: &[&str]) -> Vec<Module> {
+        names
+            .iter()
+            .map(|name| name.split("::").map(str::to_owned).collect())
             .collect()
     }
 
@@ -337,19 +365,116 @@ mod tests {
                 "use super::C;\nuse crate::c::{Other as O, basic};",
             ),
         ]);
+        assert_eq!(circles(&files), vec![modules(&["a", "b"])]);
+    }
+
+    #[test]
+    fn a_planted_circle_of_three_files_is_found_as_their_path() {
+        let files = crate_of(&[
+            ("lib.rs", "mod a;\nmod b;\nmod c;"),
+            ("a.rs", "use crate::b::B;\npub struct A;"),
+            ("b.rs", "pub fn b() -> crate::c::C { todo!() }"),
+            ("c.rs", "pub use crate::a::{A, other::{X as Y}};"),
+        ]);
+        assert_eq!(circles(&files), vec![modules(&["a", "b", "c"])]);
+        let shown = path_of_files(Path::new("src"), &circles(&files)[0], &files);
+        assert_eq!(shown, "src/a.rs → src/b.rs → src/c.rs → src/a.rs");
+    }
+
+    #[test]
+    fn super_starts_at_the_files_own_module_however_deep() {
+        // `super::sibling` two floors down, and `super::super::` back into another folder.
+        let files = crate_of(&[
+            ("lib.rs", "mod x;\nmod y;"),
+            ("x/mod.rs", "mod inner;"),
+            ("x/inner/mod.rs", "mod p;\nmod q;"),
+            ("x/inner/p.rs", "use super::q::Q;"),
+            ("x/inner/q.rs", "use super::{p::{self, P}};"),
+            ("y/mod.rs", "mod z;"),
+            ("y/z.rs", "use super::super::x::inner::q::Q;"),
+        ]);
         assert_eq!(
             circles(&files),
-            vec![(vec!["a".to_owned()], vec!["b".to_owned()])]
+            vec![modules(&["x::inner::p", "x::inner::q"])]
         );
     }
 
     #[test]
-    fn comments_and_the_test_block_import_nothing() {
+    fn a_nested_super_pair_between_folders_is_a_circle() {
+        let files = crate_of(&[
+            ("lib.rs", "mod x;\nmod y;"),
+            ("x/mod.rs", "mod a;"),
+            ("x/a.rs", "fn f() { super::super::y::b::g() }"),
+            ("y/mod.rs", "mod b;"),
+            ("y/b.rs", "use super::super::x::a;"),
+        ]);
+        assert_eq!(circles(&files), vec![modules(&["x::a", "y::b"])]);
+    }
+
+    #[test]
+    fn a_child_named_without_self_is_the_modules_own() {
+        // `auction/mod.rs` uses its child `bids` by name; `bids` reaches `flow`, which uses
+        // the folder: a circle through the folder's module file.
+        let files = crate_of(&[
+            ("lib.rs", "mod auction;\nmod flow;"),
+            ("auction/mod.rs", "mod bids;\npub use bids::Bid;"),
+            ("auction/bids.rs", "use crate::flow::Step;"),
+            ("flow.rs", "use crate::auction::Bid;"),
+        ]);
+        assert_eq!(
+            circles(&files),
+            vec![modules(&["auction", "auction::bids", "flow"])]
+        );
+    }
+
+    #[test]
+    fn a_folder_that_reexports_its_children_stands_for_them() {
+        // `infra` names the folder, the folder uses its `hash` file by name, `hash` uses
+        // `infra`: a circle through the folder's module file.
+        let files = crate_of(&[
+            ("lib.rs", "mod declaration;\nmod infra;"),
+            ("declaration/mod.rs", "mod hash;\npub use hash::Hash;"),
+            (
+                "declaration/hash.rs",
+                "use crate::infra::Spec;\npub struct Hash;",
+            ),
+            (
+                "infra.rs",
+                "use crate::declaration::Hash;\npub struct Spec;",
+            ),
+        ]);
+        assert_eq!(
+            circles(&files),
+            vec![modules(&["declaration", "declaration::hash", "infra"])]
+        );
+    }
+
+    #[test]
+    fn acyclic_layouts_pass() {
+        let files = crate_of(&[
+            (
+                "lib.rs",
+                "mod kernel;\nmod a;\nmod b;\npub use a::{A, b::B};",
+            ),
+            ("kernel.rs", "pub struct Id;"),
+            (
+                "a/mod.rs",
+                "mod inner;\nuse crate::{kernel::Id, b::B};\nuse self::inner::I;",
+            ),
+            ("a/inner.rs", "use super::super::kernel::Id;\nuse super::A;"),
+            ("b.rs", "use super::kernel::{self, Id};"),
+        ]);
+        assert!(circles(&files).is_empty());
+    }
+
+    #[test]
+    fn comments_and_test_blocks_import_nothing() {
         let files = crate_of(&[
             ("a.rs", "//! See [`crate::b`].\nfn f() {}"),
             (
                 "b.rs",
-                "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::a;\n}",
+                "#[cfg(test)]\nmod tests {\n    use crate::a;\n}\nfn g() {}\n\
+                 #[cfg(test)]\nmod more_tests {\n    fn h() { crate::a::f() }\n}",
             ),
         ]);
         assert!(circles(&files).is_empty());

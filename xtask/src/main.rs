@@ -7,6 +7,7 @@
 mod bench;
 mod bundle;
 mod cmd;
+mod cycles;
 mod display;
 mod fuzz;
 mod imports;
@@ -58,8 +59,9 @@ enum Task {
     Bindings,
     /// Regenerate every icon in `icons/` from `icons/source.svg`.
     Icons,
-    /// Check the structure rules `test` checks: no two files import each other, the api never
-    /// imports the controller's kinds, no shipped crate depends on the sandbox.
+    /// Check the structure rules `test` checks: no circle of imports between a crate's files
+    /// (each one found is printed as its path of files), the api never imports the
+    /// controller's kinds, no shipped crate depends on the sandbox.
     Layout,
 }
 

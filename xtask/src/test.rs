@@ -94,7 +94,7 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
         layout::check(paths),
     );
     tally.check(
-        "no two files import each other; the api never imports the controller's kinds",
+        "no circle of imports in a crate; the api never imports the controller's kinds",
         imports::check(paths),
     );
     let ui_built = tally.check("UI build", run::build_ui(paths));

@@ -169,7 +169,7 @@ impl RecordRepo for PdsRepo {
             ],
         );
         match self.call_for(uri.authority(), &request).await {
-            Ok(answer) => stored_record(&answer).map(Some),
+            Ok(answer) => record_at(&answer, uri).map(Some),
             Err(RepoError::Other { error, .. }) if error == "RecordNotFound" => Ok(None),
             Err(error) => Err(error),
         }
@@ -205,7 +205,12 @@ impl RecordRepo for PdsRepo {
         let answer = self.call_for(repo, &request).await?;
         let records = answer["records"]
             .as_array()
-            .map(|records| records.iter().map(stored_record).collect())
+            .map(|records| {
+                records
+                    .iter()
+                    .map(|record| record_in(record, repo, collection))
+                    .collect()
+            })
             .unwrap_or_else(|| Ok(Vec::new()))?;
         Ok(RecordPage {
             records,
@@ -272,6 +277,37 @@ fn stored_record(answer: &Value) -> Result<StoredRecord, RepoError> {
         cid: cid.to_owned(),
         value: answer["value"].clone(),
     })
+}
+
+/// The record a PDS answered for `uri`, refused unless the answer names that very uri: the
+/// author is the DID we asked, never one the answer chose (a PDS serving no proof cannot pass
+/// off another DID's signed record as the one asked for).
+fn record_at(answer: &Value, uri: &RecordUri) -> Result<StoredRecord, RepoError> {
+    let record = stored_record(answer)?;
+    if record.uri != *uri {
+        return Err(other_record(&record.uri, &uri.to_string()));
+    }
+    Ok(record)
+}
+
+/// A record of a `listRecords` page of `repo`'s `collection`, refused when it names another.
+fn record_in(answer: &Value, repo: &str, collection: &str) -> Result<StoredRecord, RepoError> {
+    let record = stored_record(answer)?;
+    if record.uri.authority() != repo || record.uri.collection() != collection {
+        return Err(other_record(
+            &record.uri,
+            &format!("at://{repo}/{collection}"),
+        ));
+    }
+    Ok(record)
+}
+
+fn other_record(found: &RecordUri, asked: &str) -> RepoError {
+    let found = swdesk_lexicon::text::peer_text(&found.to_string(), 256);
+    RepoError::Other {
+        error: "InvalidResponse".to_owned(),
+        message: format!("the PDS answered {found} when asked for {asked}"),
+    }
 }
 
 fn written(answer: &Value) -> Result<Written, RepoError> {
@@ -390,5 +426,54 @@ fn repo_error(error: XrpcError) -> RepoError {
             message: error.to_string(),
         },
         XrpcError::Transport { reason, .. } => RepoError::unavailable(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ASKED: &str = "at://did:plc:bidder/com.publicdomainrelay.temp.market.bid/3lbid";
+
+    fn answer(uri: &str) -> Value {
+        json!({"uri": uri, "cid": "bafybid", "value": {"$type": "com.publicdomainrelay.temp.market.bid"}})
+    }
+
+    fn asked() -> RecordUri {
+        RecordUri::parse(ASKED).expect("a record uri")
+    }
+
+    #[test]
+    fn a_record_answered_for_the_uri_asked_is_read() {
+        let record = record_at(&answer(ASKED), &asked()).expect("the record asked for");
+        assert_eq!(record.uri, asked());
+        assert_eq!(record.cid, "bafybid");
+    }
+
+    #[test]
+    fn an_answer_naming_another_uri_is_refused() {
+        for other in [
+            "at://did:plc:stranger/com.publicdomainrelay.temp.market.bid/3lbid",
+            "at://did:plc:bidder/com.publicdomainrelay.temp.market.bid/3lother",
+            "at://did:plc:bidder/com.publicdomainrelay.temp.market.receipt/3lbid",
+        ] {
+            let error = record_at(&answer(other), &asked()).expect_err("another record");
+            assert!(
+                matches!(&error, RepoError::Other { error, message }
+                    if error == "InvalidResponse" && message.contains(other)),
+                "{error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_listed_record_of_another_repo_or_collection_is_refused() {
+        let collection = "com.publicdomainrelay.temp.market.event";
+        let own = format!("at://did:plc:bidder/{collection}/3le");
+        assert!(record_in(&answer(&own), "did:plc:bidder", collection).is_ok());
+        let stranger = format!("at://did:plc:stranger/{collection}/3le");
+        assert!(record_in(&answer(&stranger), "did:plc:bidder", collection).is_err());
+        let elsewhere = "at://did:plc:bidder/com.publicdomainrelay.temp.market.bid/3le";
+        assert!(record_in(&answer(elsewhere), "did:plc:bidder", collection).is_err());
     }
 }

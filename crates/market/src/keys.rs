@@ -1,10 +1,11 @@
 //! Binding attestation keys to their repos, as the market's two dialects do. An inline
 //! signature names a `did:key`; a verifier trusts it for a record of an author's ([`binding`])
 //! when the author's repo publishes the key as a `market.badgeBlueKey` record keyed by the
-//! `did:key` (ours), or when the author's DID document lists it among its verification methods,
-//! or the DID document of the signature's `issuer` does (the public implementation's binding: it
-//! signs with `issuer` = its own DID or a `did:web:did-key-…` ingress DID). The requester
-//! publishes its own key before its first signed record goes out.
+//! `did:key` (ours), or when the author's DID document lists it among its verification methods
+//! (the public implementation's `#attestation`), or when the signature's `issuer` is tied to
+//! the author and its DID document lists it: the rule, and which issuers are tied, is core's
+//! ([`swdesk_core::auction::trust`]). The requester publishes its own key before its first
+//! signed record goes out.
 //!
 //! Publishing is idempotent by construction: the record key is the `did:key`, and the record is
 //! written only when it is missing or names another key, so a restart never rewrites it.
@@ -116,6 +117,16 @@ impl<R: RecordRepo, P: Peers> KeyDirectory for Directory<'_, R, P> {
                 false
             }
         }
+    }
+
+    async fn document_endpoints(&self, did: &str) -> Vec<String> {
+        self.peers
+            .document_endpoints(did)
+            .await
+            .unwrap_or_else(|error| {
+                tracing::debug!(%did, %error, "no DID document to tie an issuer with");
+                Vec::new()
+            })
     }
 }
 

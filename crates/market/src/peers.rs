@@ -19,7 +19,7 @@ use std::future::Future;
 use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
 
 use serde_json::{Value, json};
-use swdesk_atproto::identity::Resolver;
+use swdesk_atproto::identity::{DidDocument, Resolver};
 use swdesk_atproto::oauth::Secret;
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_core::compute::StrongRef;
@@ -87,6 +87,13 @@ pub trait Peers: Send + Sync + std::fmt::Debug + 'static {
     /// The keys `did`'s DID document vouches for, as `did:key`s (the public market binds a
     /// signing key to its signer this way).
     fn document_keys(
+        &self,
+        did: &str,
+    ) -> impl Future<Output = Result<Vec<String>, PeerError>> + Send;
+
+    /// The service endpoints `did`'s DID document names, as written (an issuer is tied to an
+    /// author through them: `swdesk_core::auction::trust::is_tied`).
+    fn document_endpoints(
         &self,
         did: &str,
     ) -> impl Future<Output = Result<Vec<String>, PeerError>> + Send;
@@ -179,10 +186,7 @@ impl<T: ServiceTokens> HttpPeers<T> {
 
     /// The endpoint of the service `id` (or its other dialect's id) in `did`'s document.
     async fn endpoint_in_document(&self, did: &str, id: &str) -> Result<Url, PeerError> {
-        let document =
-            self.resolver.did_document(did).await.map_err(|error| {
-                PeerError::transient(format!("{did} does not resolve: {error}"))
-            })?;
+        let document = self.document(did).await?;
         let ids = ServiceRef::matching_ids(did, id);
         let text = document
             .service
@@ -207,6 +211,14 @@ impl<T: ServiceTokens> HttpPeers<T> {
             .bearer_auth(token.expose())
             .json(body);
         send(nsid, request, Limit::RECORD).await
+    }
+
+    /// `did`'s DID document, as the resolver keeps it.
+    async fn document(&self, did: &str) -> Result<DidDocument, PeerError> {
+        self.resolver
+            .did_document(did)
+            .await
+            .map_err(|error| PeerError::transient(format!("{did} does not resolve: {error}")))
     }
 }
 
@@ -258,11 +270,11 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
     }
 
     async fn document_keys(&self, did: &str) -> Result<Vec<String>, PeerError> {
-        let document =
-            self.resolver.did_document(did).await.map_err(|error| {
-                PeerError::transient(format!("{did} does not resolve: {error}"))
-            })?;
-        Ok(document.did_keys())
+        Ok(self.document(did).await?.did_keys())
+    }
+
+    async fn document_endpoints(&self, did: &str) -> Result<Vec<String>, PeerError> {
+        Ok(self.document(did).await?.service_endpoints())
     }
 
     async fn fetch_grant(

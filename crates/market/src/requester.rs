@@ -1005,6 +1005,9 @@ mod tests {
         async fn document_keys(&self, _: &str) -> Result<Vec<String>, PeerError> {
             Ok(Vec::new())
         }
+        async fn document_endpoints(&self, _: &str) -> Result<Vec<String>, PeerError> {
+            Ok(Vec::new())
+        }
         async fn fetch_grant(&self, _: &str, _: &StrongRef) -> Result<StrongRef, PeerError> {
             Err(PeerError::refused("no grants here"))
         }

@@ -123,7 +123,7 @@ pub async fn check_attested(
         if bound.is_none() {
             return Err(Refusal::invalid(format!(
                 "the {what} is signed with {}, a key its author {} neither publishes nor lists \
-                 in its DID document (nor does the signature's issuer)",
+                 in its DID document (nor does an issuer tied to it)",
                 signer.key, fetched.author
             )));
         }
@@ -154,6 +154,16 @@ impl KeyDirectory for Directory<'_> {
             Err(error) => {
                 tracing::debug!(%did, %error, "no DID document to bind a key with");
                 false
+            }
+        }
+    }
+
+    async fn document_endpoints(&self, did: &str) -> Vec<String> {
+        match self.resolver.did_document(did).await {
+            Ok(document) => document.service_endpoints(),
+            Err(error) => {
+                tracing::debug!(%did, %error, "no DID document to tie an issuer with");
+                Vec::new()
             }
         }
     }

@@ -103,6 +103,15 @@ impl DidDocument {
             .collect()
     }
 
+    /// Every service endpoint the document names as a string, in its order.
+    pub fn service_endpoints(&self) -> Vec<String> {
+        self.service
+            .iter()
+            .filter_map(|service| service.service_endpoint.as_str())
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// `#fragment` or `<this did>#fragment`.
     fn is_fragment(&self, id: &str, fragment: &str) -> bool {
         let local = id.strip_prefix(self.id.as_str()).unwrap_or(id);
@@ -147,5 +156,9 @@ mod tests {
         );
         assert!(matches!(doc.key("atproto"), Some(Ok(PublicKey::K256(_)))));
         assert!(doc.key("other").is_none());
+        assert_eq!(
+            doc.service_endpoints(),
+            vec!["https://enoki.us-east.host.bsky.network".to_owned()]
+        );
     }
 }

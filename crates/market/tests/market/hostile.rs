@@ -1,7 +1,9 @@
 //! A hostile bidder on loopback against the requester's side of the market ([`HttpPeers`]):
 //! what it answers is bounded, what it names is called only when the owner's network policy
 //! allows it, and what it says reaches an error only as one cut line. A canary listener counts
-//! every connection to a place the policy forbids: it must stay at zero.
+//! every connection to a place the policy forbids: it must stay at zero. A stranger's `did:web`
+//! whose document lists a key does not bind that key to an author (`keys::binding`) unless the
+//! author's own document names the stranger's host as one of its services.
 //!
 //! These run on real HTTP and the real resolver (the bidder's `did:web` document is served by
 //! the hostile peer itself); service-auth tokens are not what is under test, so a fixed token
@@ -16,9 +18,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+use swdesk_atproto::attestation::{AttestationKey, Curve, SignatureCheck};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::oauth::Secret;
 use swdesk_core::compute::StrongRef;
+use swdesk_core::repo::memory::MemoryRepo;
+use swdesk_market::keys::{self, KeyBinding};
 use swdesk_market::peers::PEER_WORDS_MAX;
 use swdesk_market::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
 use swdesk_net::{NetPolicy, Outbound};
@@ -70,12 +75,33 @@ impl Hostile {
 
     /// The requester's peers, on a sandbox whose configuration names this bidder only.
     fn peers(&self) -> HttpPeers<FixedToken> {
-        let unused = Url::parse("http://localhost:1").unwrap();
-        let identity = IdentityConfig::sandbox(unused.clone(), unused);
-        let policy = NetPolicy::public().with_loopback_port(self.port);
-        let resolver = Resolver::new(identity, Outbound::new(policy));
-        HttpPeers::new(resolver, FixedToken, OfferingSource::Repos(Vec::new()))
+        peers_reaching(&[self.port])
     }
+}
+
+/// The requester's peers, on a sandbox whose configuration names `ports` only.
+fn peers_reaching(ports: &[u16]) -> HttpPeers<FixedToken> {
+    let unused = Url::parse("http://localhost:1").unwrap();
+    let identity = IdentityConfig::sandbox(unused.clone(), unused);
+    let policy = ports.iter().fold(NetPolicy::public(), |policy, port| {
+        policy.with_loopback_port(*port)
+    });
+    let resolver = Resolver::new(identity, Outbound::new(policy));
+    HttpPeers::new(resolver, FixedToken, OfferingSource::Repos(Vec::new()))
+}
+
+/// A `did:web` on loopback serving the document `document(did, port)` makes; its DID and port.
+async fn serve_document(document: impl FnOnce(&str, u16) -> Value) -> (String, u16) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let did = format!("did:web:localhost%3A{port}");
+    let document = document(&did, port);
+    let app = Router::new().route(
+        "/.well-known/did.json",
+        get(move || async move { axum::Json(document) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (did, port)
 }
 
 const MODES: [&str; 6] = [
@@ -255,4 +281,50 @@ async fn a_relay_listing_strangers_without_end_is_read_only_until_the_cap() {
         .unwrap();
     assert!(repos.len() >= MAX_OFFERING_REPOS && repos.len() <= 500);
     assert_eq!(pages.load(Ordering::SeqCst), 1, "one page asked for");
+}
+
+/// How `key`, signing a record of `author`'s with `issuer` named, binds through real DID
+/// documents (the owner's repo, in memory, publishes nothing).
+async fn binding_of(ports: &[u16], author: &str, key: &str, issuer: &str) -> Option<KeyBinding> {
+    let signer = SignatureCheck {
+        index: 0,
+        key: key.to_owned(),
+        issuer: Some(issuer.to_owned()),
+        result: Ok(()),
+    };
+    let repo = MemoryRepo::new("did:plc:owner");
+    keys::binding(&repo, &peers_reaching(ports), author, &signer)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_strangers_did_web_vouching_for_a_key_does_not_bind_it_to_an_author() {
+    let key = AttestationKey::generate(Curve::K256).did_key();
+    let multibase = key.trim_start_matches("did:key:").to_owned();
+    let (stranger, stranger_port) = serve_document(|did, _| {
+        json!({"id": did, "verificationMethod": [{"id": format!("{did}#attestation"),
+            "type": "Multikey", "controller": did, "publicKeyMultibase": multibase}]})
+    })
+    .await;
+    let services = |did: &str, endpoint: String| {
+        json!({"id": did, "service": [{"id": "#temp_market", "type": "TempMarket",
+            "serviceEndpoint": endpoint}]})
+    };
+    let (author, author_port) =
+        serve_document(|did, port| services(did, format!("http://localhost:{port}"))).await;
+    let ports = [stranger_port, author_port];
+    assert_eq!(binding_of(&ports, &author, &key, &stranger).await, None);
+
+    let (tied, tied_port) =
+        serve_document(|did, _| services(did, format!("http://localhost:{stranger_port}"))).await;
+    let ports = [stranger_port, tied_port];
+    assert_eq!(
+        binding_of(&ports, &tied, &key, &stranger).await,
+        Some(KeyBinding::IssuerDocument {
+            key: key.clone(),
+            issuer: stranger.clone()
+        }),
+        "the author's own document names the issuer's host"
+    );
 }

@@ -207,17 +207,13 @@ pub fn verified_keys(record: &Value, repository: &str) -> Option<Vec<String>> {
 }
 
 /// The checks of `record`'s inline signatures (each with its key and issuer) when it carries
-/// some and every one verifies as a record of `repository`'s repo; `None` otherwise.
+/// some and every one verifies as a record of `repository`'s repo; `None` otherwise. A
+/// verified signature says only that its key signed: whether the key counts for the author is
+/// `swdesk_core::auction::trust::bind`'s to say.
 pub fn verified_signers(record: &Value, repository: &str) -> Option<Vec<SignatureCheck>> {
     let checks = verify_inline_signatures(record, repository);
     let verified = !checks.is_empty() && checks.iter().all(|check| check.result.is_ok());
     verified.then_some(checks)
-}
-
-/// Whether `record` carries inline signatures and every one verifies as a record of
-/// `repository`'s repo.
-pub fn is_signed_in(record: &Value, repository: &str) -> bool {
-    verified_keys(record, repository).is_some()
 }
 
 /// Whether `record` carries an inline signature by `did_key` that verifies in `repository`.

@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::auction::trust::RecordCheck;
 use crate::timestamp::Timestamp;
 
 /// Where a secret lives and who receives it. Holds no value.
@@ -92,6 +93,10 @@ pub struct GuestKey {
     pub event: String,
     /// When it was seen.
     pub seen_at: Timestamp,
+    /// What vouched for it: the key record's proof, and how the report's (and, where the key
+    /// record is unproven, its own) signing keys are bound to the bidder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<RecordCheck>,
 }
 
 /// The last characters of an age recipient, enough for an owner to tell keys apart ("…q8z4").
@@ -224,6 +229,7 @@ mod tests {
             recipient: recipient.into(),
             event: "at://did:plc:bidder/com.publicdomainrelay.temp.market.event/3l".into(),
             seen_at: Timestamp::from_unix_millis(1_800_000_000_000).expect("time"),
+            checked: None,
         }
     }
 

@@ -3,13 +3,17 @@
 //! `compute.events.vm.onNetwork {address}`, ...) in the provider's repo. What counts is decided
 //! here; reading the records is the requester's.
 //!
-//! Invariants: an event counts only when it is about our receipt and carries a verifying inline
-//! signature of the receipt's bidder (the repo's author); its time and detail come from its
-//! payload when the payload can be read at the cid the event names, else the time it was seen.
+//! Invariants: an event counts only when it is about our receipt, is in the receipt's bidder's
+//! repo, and every inline signature on it verifies as a record of that repo ([`about_receipt`])
+//! and is by a key bound to the bidder under core's rule (`swdesk_core::auction::trust::bind`,
+//! looked up by the requester): a self-signed report by a stranger's key does not count. Its
+//! time and detail come from its payload when the payload can be read at the cid the event
+//! names, else the time it was seen.
 
 use serde_json::Value;
-use swdesk_atproto::attestation::is_signed_in;
+use swdesk_atproto::attestation::{SignatureCheck, verified_signers};
 use swdesk_core::auction::flow::Held;
+use swdesk_core::auction::trust::KeyBinding;
 use swdesk_core::compute::{GuestEvent, StrongRef};
 use swdesk_core::repo::StoredRecord;
 use swdesk_core::timestamp::Timestamp;
@@ -26,6 +30,18 @@ pub struct Reported {
     pub event: String,
     /// Its payload.
     pub payload: StrongRef,
+    /// How each key that signed it is bound to the bidder (filled in once bound).
+    pub bindings: Vec<KeyBinding>,
+}
+
+/// A report whose signatures verify, with those signatures: it counts once each signer's key
+/// is bound to the bidder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unbound {
+    /// The report, its bindings still empty.
+    pub report: Reported,
+    /// Its verified signatures.
+    pub signers: Vec<SignatureCheck>,
 }
 
 impl Reported {
@@ -58,23 +74,26 @@ impl Reported {
 }
 
 /// The events among `records` (a page of the bidder's `market.event`s) about `held`'s receipt,
-/// signed by the bidder.
-pub fn about_receipt(records: &[StoredRecord], held: &Held) -> Vec<Reported> {
+/// in the bidder's repo, whose inline signatures all verify there: each still to be bound.
+pub fn about_receipt(records: &[StoredRecord], held: &Held) -> Vec<Unbound> {
     records
         .iter()
         .filter(|record| {
-            record.value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
-                && is_signed_in(&record.value, &held.bidder)
+            record.uri.authority() == held.bidder
+                && record.value["receipt"]["uri"].as_str() == Some(held.receipt.uri.as_str())
         })
         .filter_map(|record| {
+            let signers = verified_signers(&record.value, &held.bidder)?;
             let payload = &record.value["payload"];
-            Some(Reported {
+            let report = Reported {
                 event: record.uri.to_string(),
                 payload: StrongRef {
                     uri: payload["uri"].as_str()?.to_owned(),
                     cid: payload["cid"].as_str()?.to_owned(),
                 },
-            })
+                bindings: Vec::new(),
+            };
+            Some(Unbound { report, signers })
         })
         .collect()
 }
@@ -100,6 +119,7 @@ mod tests {
                 uri: format!("at://did:plc:bidder/{nsid}/3m"),
                 cid: "bafypayload".into(),
             },
+            bindings: Vec::new(),
         }
     }
 

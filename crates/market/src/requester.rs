@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_atproto::attestation::{AttestationKey, sign_record, verified_signers};
+use swdesk_atproto::attestation::{AttestationKey, SignatureCheck, sign_record, verified_signers};
 use swdesk_core::auction::bidders::{FoundOffering, asked_bidders, offering_repos};
 use swdesk_core::auction::bids::{
     Auction, CountedBid, Decision, ReceivedBid, admit, author_of, decide,
@@ -34,7 +34,9 @@ use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, re
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
 use swdesk_core::auction::request::{RequestPlan, plan, rfp};
-use swdesk_core::auction::trust::{LINKED_CAP, LINKED_VALUE_MAX, LinkedRecord, RecordCheck};
+use swdesk_core::auction::trust::{
+    KeyBinding, LINKED_CAP, LINKED_VALUE_MAX, LinkedRecord, RecordCheck,
+};
 use swdesk_core::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
@@ -57,7 +59,7 @@ use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
 
 use crate::collector::Collector;
-use crate::guest::{Reported, about_receipt};
+use crate::guest::{Reported, Unbound, about_receipt};
 use crate::keys;
 use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
@@ -112,6 +114,7 @@ impl From<Vec<Outcome>> for Stepped {
 }
 
 /// Why a step did not produce an outcome.
+#[derive(Debug)]
 enum Stop {
     /// Try again later; shown in the status.
     Retry(String),
@@ -706,10 +709,29 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         }
     }
 
-    /// The bidder's `market.event`s about our receipt, signed by it.
+    /// The bidder's `market.event`s about our receipt, each signed with keys bound to the
+    /// bidder (a report signed otherwise is left out, and logged).
     async fn guest_reports(&self, held: &Held) -> Result<Vec<Reported>, Stop> {
         let page = self.repo.list(&held.bidder, event::NSID, None, 100).await?;
-        Ok(about_receipt(&page.records, held))
+        let mut reports = Vec::new();
+        for Unbound {
+            mut report,
+            signers,
+        } in about_receipt(&page.records, held)
+        {
+            match self
+                .bind_signers(&held.bidder, &signers, &report.event)
+                .await
+            {
+                Ok(bindings) => {
+                    report.bindings = bindings;
+                    reports.push(report);
+                }
+                Err(Stop::Fail(why)) => tracing::info!(%why, "a report does not count"),
+                Err(retry) => return Err(retry),
+            }
+        }
+        Ok(reports)
     }
 
     /// The event to keep of `report`, its payload read when it can be (at the cid named).
@@ -791,32 +813,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         reference: &StrongRef,
     ) -> Result<(StoredRecord, RecordCheck), Stop> {
         let ProvenRecord { record, provenance } = self.fetch_proven(reference).await?;
-        let author = record.uri.authority();
-        let Some(signers) = verified_signers(&record.value, author) else {
-            return Err(Stop::Fail(format!(
-                "{} carries no verifying inline signature of its author",
-                reference.uri
-            )));
-        };
-        let mut unbound = Vec::new();
-        let mut bindings = Vec::new();
-        for signer in &signers {
-            let binding = keys::binding(&*self.repo, &*self.peers, author, signer)
-                .await
-                .map_err(|error| Stop::Retry(format!("{}: {error}", reference.uri)))?;
-            match binding {
-                Some(binding) => bindings.push(binding),
-                None => unbound.push(signer.key.clone()),
-            }
-        }
-        if !unbound.is_empty() {
-            return Err(Stop::Fail(format!(
-                "{} is signed with a key neither its author publishes nor its author's or the \
-                 signature issuer's DID document lists ({})",
-                reference.uri,
-                unbound.join(", ")
-            )));
-        }
+        let bindings = self.author_bindings(&record).await?;
         Ok((
             record,
             RecordCheck {
@@ -825,6 +822,49 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 linked: Vec::new(),
             },
         ))
+    }
+
+    /// How each inline signature of `record` is bound to its author, when it carries some, all
+    /// verify as its author's and all bind.
+    async fn author_bindings(&self, record: &StoredRecord) -> Result<Vec<KeyBinding>, Stop> {
+        let author = record.uri.authority();
+        let Some(signers) = verified_signers(&record.value, author) else {
+            return Err(Stop::Fail(format!(
+                "{} carries no verifying inline signature of its author",
+                record.uri
+            )));
+        };
+        self.bind_signers(author, &signers, &record.uri.to_string())
+            .await
+    }
+
+    /// How each of `signers` (verified signatures on `what`, a record of `author`'s) is bound
+    /// to `author` ([`keys::binding`]); a refusal naming every key that is not.
+    async fn bind_signers(
+        &self,
+        author: &str,
+        signers: &[SignatureCheck],
+        what: &str,
+    ) -> Result<Vec<KeyBinding>, Stop> {
+        let mut unbound = Vec::new();
+        let mut bindings = Vec::new();
+        for signer in signers {
+            let binding = keys::binding(&*self.repo, &*self.peers, author, signer)
+                .await
+                .map_err(|error| Stop::Retry(format!("{what}: {error}")))?;
+            match binding {
+                Some(binding) => bindings.push(binding),
+                None => unbound.push(signer.key.clone()),
+            }
+        }
+        if !unbound.is_empty() {
+            return Err(Stop::Fail(format!(
+                "{what} is signed with a key neither its author {author} publishes nor its DID \
+                 document or a tied issuer's lists ({})",
+                unbound.join(", ")
+            )));
+        }
+        Ok(bindings)
     }
 
     /// The peers' records the receipt and the winning bid link to (not the owner's own), each
@@ -973,14 +1013,15 @@ mod tests {
 
     use super::*;
     use crate::peers::AcceptAnswer;
-    use swdesk_atproto::attestation::is_signed_in;
     use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
     use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
     use swdesk_core::name::Name;
     use swdesk_core::object::{Metadata, Object, Uid};
     use swdesk_core::repo::memory::MemoryRepo;
+    use swdesk_core::secret::{SecretRef, SecretsStatus};
     use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
     use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
+    use swdesk_lexicon::computer::socialweb::secret::guest_key;
 
     const OWNER: &str = "did:plc:owner";
 
@@ -1115,6 +1156,118 @@ mod tests {
         assert_eq!(repo.calls().writes(), 0);
     }
 
+    /// A `market.event` about `held`'s receipt naming `payload`, signed in the bidder's repo by
+    /// `key`.
+    fn report_signed_by(held: &Held, payload: &StrongRef, key: &AttestationKey) -> Value {
+        let event = serde_json::json!({
+            "$type": event::NSID,
+            "receipt": {"uri": held.receipt.uri, "cid": held.receipt.cid},
+            "payload": {"uri": payload.uri, "cid": payload.cid},
+        });
+        sign_record(&event, key, &held.bidder, "2026-12-05T10:00:00.000Z").unwrap()
+    }
+
+    /// `key` published in `repo`'s repo as a `market.badgeBlueKey`.
+    fn publish_in(memory: &MemoryRepo, repo: &str, key: &AttestationKey) {
+        let did_key = key.did_key();
+        let value = serde_json::json!({
+            "$type": badge_blue_key::NSID, "key": did_key, "createdAt": "2026-12-05T10:00:00Z",
+        });
+        memory.write_directly(repo, badge_blue_key::NSID, &did_key, value);
+    }
+
+    fn key_payload(held: &Held) -> StrongRef {
+        StrongRef {
+            uri: format!("at://{}/{}/3lkey", held.bidder, guest_key::NSID),
+            cid: "bafykey".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_guest_report_counts_only_when_its_key_binds_to_the_bidder() {
+        let (market, repo, _) = market(FakePeers::default());
+        let held = held();
+        let stranger = AttestationKey::generate(swdesk_atproto::attestation::Curve::K256);
+        let report = report_signed_by(&held, &key_payload(&held), &stranger);
+        repo.write_directly(&held.bidder, event::NSID, "3lreport", report);
+        let reports = market.guest_reports(&held).await.unwrap();
+        assert_eq!(
+            reports,
+            vec![],
+            "self-signed by a key the bidder never bound"
+        );
+
+        publish_in(&repo, &held.bidder, &stranger);
+        let reports = market.guest_reports(&held).await.unwrap();
+        assert_eq!(reports.len(), 1);
+        let published = KeyBinding::Published {
+            key: stranger.did_key(),
+        };
+        assert_eq!(reports[0].bindings, vec![published]);
+    }
+
+    /// The guest key record `held`'s bidder wrote, and a bound report of it; what a look for
+    /// the key then keeps.
+    async fn look_for_a_key(key_record: Value) -> SecretsStatus {
+        let (market, repo, _) = market(FakePeers::default());
+        let held = held();
+        let bidder = AttestationKey::generate(swdesk_atproto::attestation::Curve::P256);
+        publish_in(&repo, &held.bidder, &bidder);
+        let signed = match key_record.get("signatures") {
+            Some(_) => sign_record(&key_record, &bidder, &held.bidder, "2026-12-05T10:00:00Z"),
+            None => Ok(key_record),
+        };
+        let cid = repo.write_directly(&held.bidder, guest_key::NSID, "3lkey", signed.unwrap());
+        let payload = StrongRef {
+            cid,
+            ..key_payload(&held)
+        };
+        let report = report_signed_by(&held, &payload, &bidder);
+        repo.write_directly(&held.bidder, event::NSID, "3lreport", report);
+        let mut contract = contract(requested());
+        contract.spec.secrets = vec![SecretRef {
+            name: "db".into(),
+            keychain_entry: "swdesk/db".into(),
+            contracts: Vec::new(),
+            version: 1,
+        }];
+        let mut secrets = SecretsStatus::default();
+        market.deliver_secrets(&contract, &held, &mut secrets).await;
+        secrets
+    }
+
+    fn guest_key_record(signed: bool) -> Value {
+        let held = held();
+        let recipient = age::x25519::Identity::generate().to_public().to_string();
+        let mut value = serde_json::json!({
+            "$type": guest_key::NSID,
+            "receipt": {"uri": held.receipt.uri, "cid": held.receipt.cid},
+            "recipient": recipient,
+            "createdAt": "2026-12-05T10:00:00Z",
+        });
+        if signed {
+            value["signatures"] = serde_json::json!([]);
+        }
+        value
+    }
+
+    #[tokio::test]
+    async fn an_unproven_guest_key_is_taken_only_with_its_own_signature_bound_to_the_bidder() {
+        let unsigned = look_for_a_key(guest_key_record(false)).await;
+        assert_eq!(
+            unsigned.guest_key, None,
+            "the in-memory repo proves nothing"
+        );
+        let problem = unsigned.problem.unwrap_or_default();
+        assert!(problem.contains("without its repo's proof"), "{problem}");
+
+        let signed = look_for_a_key(guest_key_record(true)).await;
+        let key = signed.guest_key.expect("its own signature binds it");
+        let checked = key.checked.expect("what vouched for it");
+        assert!(!checked.is_proven());
+        assert_eq!(checked.bindings.len(), 2, "the report's and the record's");
+    }
+
     #[tokio::test]
     async fn the_flow_is_persisted_before_the_first_write_and_a_bad_contract_fails_with_its_problem()
      {
@@ -1160,7 +1313,10 @@ mod tests {
         let value = repo
             .value(OWNER, rfp_nsid::NSID, rfp.uri.rsplit('/').next().unwrap())
             .unwrap();
-        assert!(is_signed_in(&value, OWNER), "the RFP carries our signature");
+        assert!(
+            verified_signers(&value, OWNER).is_some(),
+            "the RFP carries our signature"
+        );
         assert_eq!(
             repo.calls().puts,
             5,

@@ -8,8 +8,11 @@
 //! for).
 //!
 //! Invariants: a guest key counts only when the receipt's bidder wrote it in its own repo,
-//! about our receipt, and reported it in a `market.event` it signed (the report's signature is
-//! checked where the reports are read, [`crate::guest::about_receipt`]); of several reports the
+//! about our receipt, and reported it in a `market.event` signed with keys bound to the bidder
+//! (the report's signatures are verified and bound where the reports are read,
+//! [`crate::guest::about_receipt`] and the requester); the key record itself must be proven by
+//! the bidder's repo or, where the repo serves no proof, carry inline signatures bound to the
+//! bidder ([`guest_key`]: a record proven by neither is never taken). Of several reports the
 //! latest (highest record key, a TID) wins: a re-keyed guest. The recipient is bounded and
 //! parsed before use; what a peer wrote is quoted back only cut ([`peer_text`]).
 
@@ -18,6 +21,7 @@ use std::str::FromStr;
 use age::x25519::Recipient;
 use serde_json::Value;
 use swdesk_core::auction::flow::Held;
+use swdesk_core::auction::trust::RecordCheck;
 use swdesk_core::repo::StoredRecord;
 use swdesk_core::secret::{GuestKey, MAX_SECRET_BYTES, SecretValue};
 use swdesk_core::timestamp::Timestamp;
@@ -44,16 +48,25 @@ fn rkey_of(uri: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The guest key `record` holds, read for `report` (at the cid it names), once it proves to
-/// be `held`'s bidder's key for `held`'s receipt; every problem otherwise, at once.
+/// The guest key `record` holds, read for `report` (at the cid it names) with what was verified
+/// of it (`checked`: its proof, and its own signatures' bindings to the bidder where it is
+/// unproven), once it proves to be `held`'s bidder's key for `held`'s receipt; every problem
+/// otherwise, at once.
 pub fn guest_key(
     held: &Held,
     report: &Reported,
     record: &StoredRecord,
+    checked: RecordCheck,
     seen_at: Timestamp,
 ) -> Result<GuestKey, String> {
     let value = &record.value;
     let mut problems = Vec::new();
+    if !checked.is_proven() && checked.bindings.is_empty() {
+        problems.push(
+            "it is read without its repo's proof and carries no signature bound to the bidder"
+                .to_owned(),
+        );
+    }
     if record.uri.authority() != held.bidder {
         problems.push(format!(
             "it is in {}'s repo, not the bidder's",
@@ -77,6 +90,10 @@ pub fn guest_key(
             recipient,
             event: report.event.clone(),
             seen_at,
+            checked: Some(RecordCheck {
+                bindings: [report.bindings.clone(), checked.bindings].concat(),
+                ..checked
+            }),
         }),
         _ => Err(format!(
             "the guest key {} does not count: {}",
@@ -117,7 +134,9 @@ pub fn seal(value: &SecretValue, recipient: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use swdesk_core::auction::trust::KeyBinding;
     use swdesk_core::compute::StrongRef;
+    use swdesk_core::repo::Provenance;
 
     use super::*;
 
@@ -143,7 +162,37 @@ mod tests {
                 uri: payload.into(),
                 cid: "bafykey".into(),
             },
+            bindings: vec![published()],
         }
+    }
+
+    fn published() -> KeyBinding {
+        KeyBinding::Published {
+            key: "did:key:zBidder".into(),
+        }
+    }
+
+    fn proven() -> RecordCheck {
+        RecordCheck {
+            provenance: Provenance::Proven { rev: "3rev".into() },
+            bindings: Vec::new(),
+            linked: Vec::new(),
+        }
+    }
+
+    fn unproven(bindings: Vec<KeyBinding>) -> RecordCheck {
+        RecordCheck {
+            provenance: Provenance::Unproven {
+                why: "its PDS serves no proof".into(),
+            },
+            bindings,
+            linked: Vec::new(),
+        }
+    }
+
+    fn key_value() -> Value {
+        let recipient = age::x25519::Identity::generate().to_public().to_string();
+        json!({"receipt": {"uri": RECEIPT, "cid": "bafyreceipt"}, "recipient": recipient})
     }
 
     fn key_uri(repo: &str) -> String {
@@ -186,6 +235,7 @@ mod tests {
             &held(),
             &report("3l", &key_uri(BIDDER)),
             &record(BIDDER, value),
+            proven(),
             now(),
         )
         .expect("the key counts");
@@ -208,16 +258,56 @@ mod tests {
             &held(),
             &report("3l", &key_uri("did:plc:mallory")),
             &record("did:plc:mallory", value),
+            unproven(Vec::new()),
             now(),
         )
         .expect_err("refused");
         for part in [
+            "without its repo's proof",
             "not the bidder's",
             "another receipt",
             "not an age X25519 recipient",
         ] {
             assert!(problem.contains(part), "{problem}");
         }
+    }
+
+    #[test]
+    fn an_unproven_key_record_counts_only_with_its_own_bound_signature() {
+        let report = report("3l", &key_uri(BIDDER));
+        let held = held();
+        let refused = guest_key(
+            &held,
+            &report,
+            &record(BIDDER, key_value()),
+            unproven(vec![]),
+            now(),
+        )
+        .expect_err("proven by neither its repo nor a bound signature");
+        assert!(refused.contains("without its repo's proof"), "{refused}");
+
+        let signed = unproven(vec![published()]);
+        let key = guest_key(&held, &report, &record(BIDDER, key_value()), signed, now())
+            .expect("signed with a key bound to the bidder");
+        let checked = key.checked.expect("what vouched for it is kept");
+        assert_eq!(checked.bindings, vec![published(), published()]);
+        assert!(!checked.is_proven());
+    }
+
+    #[test]
+    fn a_proven_key_keeps_its_proof_and_its_reports_binding() {
+        let report = report("3l", &key_uri(BIDDER));
+        let key = guest_key(
+            &held(),
+            &report,
+            &record(BIDDER, key_value()),
+            proven(),
+            now(),
+        )
+        .expect("proven by the bidder's repo");
+        let checked = key.checked.expect("what vouched for it is kept");
+        assert!(checked.is_proven());
+        assert_eq!(checked.bindings, vec![published()]);
     }
 
     #[test]

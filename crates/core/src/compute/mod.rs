@@ -365,6 +365,7 @@ mod tests {
             recipient: "age1guest".into(),
             event: "at://did:plc:bidder/com.publicdomainrelay.temp.market.event/1".into(),
             seen_at: second(0),
+            checked: None,
         });
         assert_eq!(
             waits(&status).as_deref(),

@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use swdesk_core::auction::flow::{Held, RecordRole, record_key};
 use swdesk_core::auction::records;
+use swdesk_core::auction::trust::RecordCheck;
 use swdesk_core::compute::ComputeContractObject;
-use swdesk_core::repo::RecordRepo;
+use swdesk_core::repo::{ProvenRecord, RecordRepo, StoredRecord};
 use swdesk_core::secret::{
     GuestKey, SecretDelivery, SecretRef, SecretValue, SecretVault, SecretsStatus,
 };
@@ -22,6 +23,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::event;
 use swdesk_lexicon::computer::socialweb::secret::sealed;
 
 use super::{RequesterMarket, Stop, record_value};
+use crate::guest::Reported;
 use crate::peers::Peers;
 use crate::sealing::{guest_key, latest_key_report, seal};
 
@@ -85,9 +87,33 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         {
             return Ok(());
         }
-        let record = self.fetch(&report.payload).await.map_err(Stop::into_text)?;
-        secrets.guest_key = Some(guest_key(held, report, &record, self.clock.now())?);
+        let (record, checked) = self.key_record(report).await?;
+        let key = guest_key(held, report, &record, checked, self.clock.now())?;
+        secrets.guest_key = Some(key);
         Ok(())
+    }
+
+    /// The key record `report` names, with its proof; where the repo serves none, with how its
+    /// own inline signatures bind to its author (none when they do not: [`guest_key`] refuses).
+    async fn key_record(&self, report: &Reported) -> Result<(StoredRecord, RecordCheck), String> {
+        let reference = &report.payload;
+        let ProvenRecord { record, provenance } = self
+            .fetch_proven(reference)
+            .await
+            .map_err(Stop::into_text)?;
+        let mut checked = RecordCheck {
+            provenance,
+            bindings: Vec::new(),
+            linked: Vec::new(),
+        };
+        if !checked.is_proven() {
+            match self.author_bindings(&record).await {
+                Ok(bindings) => checked.bindings = bindings,
+                Err(Stop::Fail(why)) => tracing::info!(%why, "an unproven guest key"),
+                Err(retry) => return Err(retry.into_text()),
+            }
+        }
+        Ok((record, checked))
     }
 
     async fn deliver(

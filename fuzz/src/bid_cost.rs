@@ -86,6 +86,7 @@ pub fn check(data: &[u8]) {
         record,
         received_at: at((data.len() % 40) as i64),
         checked: None,
+        terms: None,
     };
     let first_free = data.len().is_multiple_of(2);
     let auction = auction(first_free);

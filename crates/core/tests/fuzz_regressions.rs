@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use serde_json::json;
-use swdesk_core::auction::bidders::AskedBidder;
 use swdesk_core::auction::bids::{Auction, ReceivedBid, Refusal, admit};
 use swdesk_core::auction::request::Bidding;
 use swdesk_core::compute::StrongRef;
@@ -20,22 +19,15 @@ fn at(seconds: i64) -> Timestamp {
 }
 
 fn auction() -> Auction {
-    Auction {
-        rfp: StrongRef {
-            uri: RFP.into(),
-            cid: CID.into(),
-        },
-        asked: vec![AskedBidder {
-            did: "did:plc:a".into(),
-            endpoint: None,
-        }],
-        denied: Vec::new(),
-        opened_at: at(0),
-        bidding: Bidding {
-            window: Duration::from_secs(30),
-            first_free: false,
-        },
-    }
+    let rfp = StrongRef {
+        uri: RFP.into(),
+        cid: CID.into(),
+    };
+    let bidding = Bidding {
+        window: Duration::from_secs(30),
+        first_free: false,
+    };
+    Auction::asking(rfp, &["did:plc:a"], at(0), bidding)
 }
 
 fn received(uri: &str, rfp_uri: &str, rfp_cid: &str) -> ReceivedBid {
@@ -55,6 +47,7 @@ fn received(uri: &str, rfp_uri: &str, rfp_cid: &str) -> ReceivedBid {
         record: serde_json::from_value(record).expect("a bid"),
         received_at: at(1),
         checked: None,
+        terms: None,
     }
 }
 

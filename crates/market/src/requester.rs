@@ -561,16 +561,34 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         };
         let record = bid::Bid::from_record_value(fetched.value)
             .map_err(|error| refuse(&reference, &format!("not a market.bid: {error}")))?;
+        let terms = self
+            .terms_of(&record)
+            .await
+            .map_err(|why| refuse(&reference, &why))?;
         let received = ReceivedBid {
             reference,
             record,
             received_at,
             checked: Some(checked),
+            terms: Some(terms),
         };
         admit(auction, &received).map_err(|refusals| {
             let why: Vec<String> = refusals.iter().map(ToString::to_string).collect();
             refuse(&received.reference, &why.join("; "))
         })
+    }
+
+    /// The terms record `bid` names (its `payload`), read at the cid named: core reads free
+    /// terms for their own price.
+    async fn terms_of(&self, bid: &bid::Bid) -> Result<Value, String> {
+        let terms = StrongRef {
+            uri: bid.payload.uri.clone(),
+            cid: bid.payload.cid.clone(),
+        };
+        match self.fetch(&terms).await {
+            Ok(terms) => Ok(terms.value),
+            Err(stop) => Err(format!("its terms cannot be read: {}", stop.into_text())),
+        }
     }
 
     fn decide(&self, flow: &Flow) -> Option<Outcome> {
@@ -1013,6 +1031,8 @@ mod tests {
 
     use super::*;
     use crate::peers::AcceptAnswer;
+    use swdesk_core::auction::bids::FREE_TERMS_NSID;
+    use swdesk_core::auction::request::Bidding;
     use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
     use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
     use swdesk_core::name::Name;
@@ -1142,6 +1162,49 @@ mod tests {
         now: Timestamp,
     ) {
         contract.status = market.advance(contract, now).await.unwrap();
+    }
+
+    /// The bid `did:plc:bidder` signed with a key it publishes, naming free terms `terms` of
+    /// its own: how it counts in an auction that asked it.
+    async fn count_free_terms(terms: Value) -> Result<CountedBid, compute::Bid> {
+        let (market, repo, _) = market(FakePeers::default());
+        let bidder = "did:plc:bidder";
+        let key = AttestationKey::generate(swdesk_atproto::attestation::Curve::P256);
+        publish_in(&repo, bidder, &key);
+        let terms_cid = repo.write_directly(bidder, FREE_TERMS_NSID, "3lterms", terms);
+        let rfp = StrongRef {
+            uri: format!("at://{OWNER}/{}/3lrfp", rfp_nsid::NSID),
+            cid: "bafyrfp".into(),
+        };
+        let bid = serde_json::json!({
+            "$type": bid::NSID,
+            "rfp": {"uri": rfp.uri, "cid": rfp.cid},
+            "payload": {"uri": format!("at://{bidder}/{FREE_TERMS_NSID}/3lterms"), "cid": terms_cid},
+        });
+        let signed = sign_record(&bid, &key, bidder, "2026-12-05T10:00:00Z").unwrap();
+        let bid_cid = repo.write_directly(bidder, bid::NSID, "3lbid", signed);
+        let bidding = Bidding {
+            window: Duration::from_secs(30),
+            first_free: false,
+        };
+        let auction = Auction::asking(rfp, &[bidder], at(0), bidding);
+        let reference = StrongRef {
+            uri: format!("at://{bidder}/{}/3lbid", bid::NSID),
+            cid: bid_cid,
+        };
+        market.count(&auction, reference, at(1)).await
+    }
+
+    #[tokio::test]
+    async fn a_bid_is_refused_when_its_free_terms_record_asks_a_price() {
+        let terms = |cost: Value| serde_json::json!({"$type": FREE_TERMS_NSID, "reason": "a gift", "cost": cost});
+        let refused = count_free_terms(terms(Value::from(5000)))
+            .await
+            .unwrap_err();
+        let why = refused.refused.unwrap_or_default();
+        assert!(why.contains("priced free terms"), "{why}");
+        let counted = count_free_terms(terms(Value::from(0))).await.unwrap();
+        assert_eq!(counted.cost, swdesk_core::auction::bids::Cost::ZERO);
     }
 
     #[tokio::test]

@@ -7,8 +7,9 @@
 //! - a price, when the bid states one, is a plain decimal: digits, optionally a point and at most
 //!   nine decimal places, below 10^12 units. A negative, unreadable, NaN/Infinity, exponent-form,
 //!   too precise or too large price is refused, naming the value sent (cut to 64 characters);
-//! - free terms (a `market.bids.free`) without a price cost 0; free terms asking more than 0 are
-//!   refused (priced free terms). Paid terms (any other collection, e.g. `market.bids.x402`)
+//! - free terms (a `market.bids.free`) without a price cost 0; free terms asking more than 0,
+//!   in the bid's reference to them or in the terms record itself (its own `cost`, as the public
+//!   bidder writes `cost: 0`), are refused (priced free terms). Paid terms (any other collection, e.g. `market.bids.x402`)
 //!   without a price are refused (a paid offer without a price);
 //! - this requester does not pay: paid bids count and are kept (the window shows them with their
 //!   price), but only free bids win;
@@ -20,7 +21,8 @@
 //!   the cheapest paid offer and its bidder when there is one.
 //!
 //! A price is read from the bid's `payload` strong reference (`cost`, as the public requester
-//! reads it) as a JSON number or a decimal string, kept exactly in billionths ([`Cost`]) so the
+//! reads it) and, for free terms, from the terms record the requester read at that reference
+//! ([`ReceivedBid::terms`]), as a JSON number or a decimal string, kept exactly in billionths ([`Cost`]) so the
 //! domain never compares floats.
 //!
 //! Invariants: [`admit`] names every reason a bid does not count at once, and a refusal repeats
@@ -203,6 +205,10 @@ pub struct ReceivedBid {
     pub received_at: Timestamp,
     /// What was verified of its record (proof, key binding).
     pub checked: Option<RecordCheck>,
+    /// Its terms record (`payload`) as read at the cid the bid names: free terms are read for
+    /// their own price. `None` only where the caller judges the bid alone (the sandbox's own
+    /// checks, fuzzing); the requester always reads them.
+    pub terms: Option<Value>,
 }
 
 /// A bid that counts, as the flow persists it.
@@ -247,6 +253,27 @@ pub struct Auction {
 }
 
 impl Auction {
+    /// The auction of `rfp` opened at `opened_at` that asked `bidders` (their services found
+    /// later) and denies no one.
+    pub fn asking(
+        rfp: StrongRef,
+        bidders: &[&str],
+        opened_at: Timestamp,
+        bidding: Bidding,
+    ) -> Self {
+        let asked = bidders.iter().map(|did| AskedBidder {
+            did: (*did).to_owned(),
+            endpoint: None,
+        });
+        Self {
+            rfp,
+            asked: asked.collect(),
+            denied: Vec::new(),
+            opened_at,
+            bidding,
+        }
+    }
+
     /// When the window closes.
     pub fn closes_at(&self) -> Timestamp {
         self.opened_at.saturating_add(self.bidding.window)
@@ -309,7 +336,12 @@ pub enum Refusal {
 pub fn admit(auction: &Auction, bid: &ReceivedBid) -> Result<CountedBid, Vec<Refusal>> {
     let author = author_of(&bid.reference.uri);
     let free = is_free(&bid.record.payload);
-    let cost = offered_cost(&bid.record.payload, free);
+    let cost = offered_cost(&bid.record.payload, free).and_then(|cost| {
+        match bid.terms.as_ref().filter(|_| free) {
+            Some(terms) => own_price(terms).map(|()| cost),
+            None => Ok(cost),
+        }
+    });
     let refusals: Vec<Refusal> = author_refusal(auction, &bid.reference.uri, author.as_deref())
         .into_iter()
         .chain(rfp_refusal(auction, bid))
@@ -377,6 +409,21 @@ fn offered_cost(payload: &strong_ref::StrongRef, free: bool) -> Result<Cost, Ref
         }),
         Ok(cost) if free && cost != Cost::ZERO => Err(Refusal::PricedFreeTerms(shown(value))),
         Ok(cost) => Ok(cost),
+    }
+}
+
+/// Whether free terms, read as a record, ask no price of their own: no `cost`, or one of 0.
+fn own_price(terms: &Value) -> Result<(), Refusal> {
+    let Some(value) = terms.get("cost") else {
+        return Ok(());
+    };
+    match Cost::read(value) {
+        Err(problem) => Err(Refusal::UnacceptableCost {
+            value: shown(value),
+            problem,
+        }),
+        Ok(Cost::ZERO) => Ok(()),
+        Ok(_) => Err(Refusal::PricedFreeTerms(shown(value))),
     }
 }
 
@@ -562,6 +609,7 @@ mod tests {
             record: serde_json::from_value(record).expect("a bid"),
             received_at: at(second),
             checked: None,
+            terms: None,
         }
     }
 
@@ -682,6 +730,37 @@ mod tests {
             [Refusal::PricedFreeTerms("2".into())]
         );
         assert_eq!(free("did:plc:a", 1).cost, Cost::ZERO);
+    }
+
+    #[test]
+    fn a_free_terms_record_that_asks_a_price_itself_is_refused() {
+        let with_terms = |terms: Value| ReceivedBid {
+            terms: Some(terms),
+            ..received("did:plc:a", "bids.free", None, 1)
+        };
+        let priced = with_terms(json!({"reason": "a gift", "cost": 5000}));
+        assert_eq!(
+            admit(&auction(false), &priced),
+            Err(vec![Refusal::PricedFreeTerms("5000".into())])
+        );
+        let unreadable = with_terms(json!({"reason": "a gift", "cost": "-1"}));
+        assert!(matches!(
+            admit(&auction(false), &unreadable)
+                .as_ref()
+                .map_err(Vec::as_slice),
+            Err([Refusal::UnacceptableCost { .. }])
+        ));
+        for free in [json!({"cost": 0}), json!({"reason": "open-source CI"})] {
+            assert_eq!(count(&with_terms(free)).cost, Cost::ZERO);
+        }
+        let paid = ReceivedBid {
+            terms: Some(json!({"cost": "0.25", "currency": "USDC"})),
+            ..received("did:plc:a", "bids.x402", Some(json!("0.25")), 1)
+        };
+        assert!(
+            admit(&auction(false), &paid).is_ok(),
+            "paid terms ask their price"
+        );
     }
 
     #[test]

@@ -580,7 +580,6 @@ pub fn record_key(at: Timestamp, role: RecordRole) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auction::bidders::AskedBidder;
     use crate::auction::bids::{Cost, WinReason};
     use crate::auction::request::Bidding;
     use proptest::prelude::*;
@@ -598,19 +597,11 @@ mod tests {
     }
 
     fn auction() -> Auction {
-        Auction {
-            rfp: strong("rfp"),
-            asked: vec![AskedBidder {
-                did: "did:plc:bidder".into(),
-                endpoint: None,
-            }],
-            denied: Vec::new(),
-            opened_at: at(0),
-            bidding: Bidding {
-                window: Duration::from_secs(30),
-                first_free: false,
-            },
-        }
+        let bidding = Bidding {
+            window: Duration::from_secs(30),
+            first_free: false,
+        };
+        Auction::asking(strong("rfp"), &["did:plc:bidder"], at(0), bidding)
     }
 
     fn bid(name: &str, second: i64) -> CountedBid {

@@ -49,6 +49,7 @@ async fn received(requester: &Requester, answer: &Value) -> (ReceivedBid, Value)
         record,
         received_at: Timestamp::from_unix_millis(1_000).unwrap(),
         checked: None,
+        terms: None,
     };
     (bid, value)
 }

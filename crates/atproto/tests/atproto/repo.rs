@@ -1,6 +1,7 @@
 //! The `RecordRepo` port against the real PDS: put, get, list with pages, delete, the swap
 //! race, a write outside the granted scopes, and records proven by `sync.getRecord` (a forged
-//! proof refused).
+//! proof refused); and against a hostile PDS on loopback that serves no proof: its answer
+//! naming another record than the one asked for is refused.
 
 use serde_json::json;
 use swdesk_atproto::PdsRepo;
@@ -14,6 +15,8 @@ use swdesk_core::rkey::Rkey;
 use swdesk_core::uri::RecordUri;
 
 use swdesk_testkit::Sandbox;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 use crate::support::keychain;
 
@@ -36,10 +39,19 @@ async fn repo_of(
     sandbox: &Sandbox,
     prefix: &str,
 ) -> (PdsRepo, std::sync::Arc<swdesk_atproto::keychain::Keychain>) {
+    repo_reaching(sandbox, prefix, &[]).await
+}
+
+/// [`repo_of`], its reads of other repos reaching the loopback `ports` too.
+async fn repo_reaching(
+    sandbox: &Sandbox,
+    prefix: &str,
+    ports: &[u16],
+) -> (PdsRepo, std::sync::Arc<swdesk_atproto::keychain::Keychain>) {
     let account = sandbox.account(prefix).await;
     let store = keychain(prefix);
     let agent = sandbox.sign_in(&account, store.clone()).await;
-    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(&[]));
+    let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(ports));
     (PdsRepo::new(agent, resolver), store)
 }
 
@@ -295,4 +307,78 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)
+}
+
+/// A PDS for its own `did:web` on loopback that serves no proof (JSON for `sync.getRecord`) and
+/// answers `repo.getRecord` of the rkey `forged` with a record of `did:plc:someoneelse`, of any
+/// other rkey with its own record `honest`; its DID and port.
+async fn proofless_pds() -> (String, u16) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let did = format!("did:web:localhost%3A{port}");
+    let key = AttestationKey::generate(Curve::K256).did_key();
+    let document = json!({"id": did,
+        "verificationMethod": [{"id": "#atproto", "type": "Multikey",
+            "publicKeyMultibase": key.trim_start_matches("did:key:")}],
+        "service": [{"id": "#atproto_pds", "type": "AtprotoPersonalDataServer",
+            "serviceEndpoint": format!("http://localhost:{port}")}]});
+    let answer = |repo: &str, rkey: &str| {
+        json!({"uri": format!("at://{repo}/{INFRA}/{rkey}"), "cid": "bafyreianswer",
+            "value": record(rkey)})
+        .to_string()
+    };
+    let bodies = std::sync::Arc::new([
+        document.to_string(),
+        answer("did:plc:someoneelse", "forged"),
+        answer(&did, "honest"),
+    ]);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let bodies = bodies.clone();
+            tokio::spawn(async move {
+                let mut request = [0_u8; 4096];
+                let read = stream.read(&mut request).await.unwrap_or(0);
+                let line = String::from_utf8_lossy(&request[..read]).into_owned();
+                let body = match () {
+                    () if line.starts_with("GET /.well-known/did.json") => &bodies[0],
+                    () if line.contains("com.atproto.sync.getRecord") => "{}",
+                    () if line.contains("rkey=forged") => &bodies[1],
+                    () => &bodies[2],
+                };
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (did, port)
+}
+
+#[tokio::test]
+async fn a_pds_serving_no_proof_cannot_pass_off_another_dids_record_as_the_one_asked() {
+    let sandbox = Sandbox::start().await;
+    let (hostile, port) = proofless_pds().await;
+    let (repo, store) = repo_reaching(&sandbox, "noproof", &[port]).await;
+
+    let honest = RecordUri::new(&hostile, INFRA, &rkey("honest")).unwrap();
+    let read = repo.prove(&honest).await.unwrap().expect("its own record");
+    assert_eq!(read.record.uri, honest);
+    assert!(matches!(read.provenance, Provenance::Unproven { .. }));
+
+    let forged = RecordUri::new(&hostile, INFRA, &rkey("forged")).unwrap();
+    for refused in [
+        repo.prove(&forged)
+            .await
+            .map(|read| read.map(|read| read.record)),
+        repo.get(&forged).await,
+    ] {
+        assert!(
+            matches!(&refused, Err(RepoError::Other { error, message })
+                if error == "InvalidResponse" && message.contains("did:plc:someoneelse")),
+            "{refused:?}"
+        );
+    }
+    store.delete().unwrap();
 }

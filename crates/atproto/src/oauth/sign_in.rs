@@ -285,14 +285,14 @@ impl ReturnPath {
         }
     }
 
-    /// The redirect of the sign-in whose state is `state`. A link carrying another state (an
-    /// earlier attempt's, or one any program on the machine may open) is dropped, not taken
-    /// for this sign-in's answer.
+    /// The redirect of the sign-in whose state is `state`. A redirect carrying another state (an
+    /// earlier attempt's, or one any program on the machine may send) is dropped (a link) or
+    /// refused (the listener), never taken for this sign-in's answer, and the wait goes on.
     async fn next_callback(&mut self, state: &str) -> Result<Callback, OAuthError> {
         let inbox = match self {
             Self::Loopback(listener) => {
                 return listener
-                    .next_callback()
+                    .next_callback(state)
                     .await
                     .map_err(|error| OAuthError::Listener(error.to_string()));
             }
@@ -300,7 +300,7 @@ impl ReturnPath {
         };
         loop {
             match inbox.recv().await {
-                Ok(callback) if callback.get("state") == Some(state) => return Ok(callback),
+                Ok(callback) if callback.carries_state(state) => return Ok(callback),
                 Ok(_) => tracing::warn!("a sign-in link of another sign-in was dropped"),
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "sign-in links came faster than they were read");
@@ -317,7 +317,7 @@ impl ReturnPath {
 
 /// The code of a redirect that belongs to this attempt.
 fn check_callback<'a>(callback: &'a Callback, attempt: &Attempt) -> Result<&'a str, OAuthError> {
-    if callback.get("state") != Some(attempt.state.as_str()) {
+    if !callback.carries_state(&attempt.state) {
         return Err(OAuthError::StateMismatch);
     }
     let issuer = attempt.server.issuer.as_str();

@@ -188,19 +188,34 @@ async fn a_denied_authorization_is_reported_and_nothing_is_stored() {
 }
 
 #[tokio::test]
-async fn a_callback_with_a_tampered_state_is_refused_and_nothing_is_stored() {
+async fn a_forged_callback_is_refused_and_the_owners_own_still_signs_in() {
     let sandbox = Sandbox::start().await;
     let account = sandbox.account("state").await;
     let store = keychain("state");
-    let forger = Arc::new(Forger {
-        query: "code=stolen&state=not-ours",
-    });
-    let refused = sandbox
-        .oauth_client(sandbox.outbound_reaching(&[]), forger, store.clone())
+    let browser = Chromium::approving(&account);
+    let forger = Forger::new("code=stolen&state=not-ours", browser.clone());
+    let signed = sandbox
+        .oauth_client(
+            sandbox.outbound_reaching(&[]),
+            forger.clone(),
+            store.clone(),
+        )
         .sign_in(&account.handle)
         .await;
-    assert_eq!(refused.unwrap_err(), OAuthError::StateMismatch);
-    assert_eq!(store.load().unwrap(), None);
+    browser.outcome().await.unwrap();
+    assert_eq!(
+        forger.answered(),
+        Some(400),
+        "the forged redirect is refused"
+    );
+    assert_eq!(
+        signed
+            .expect("the owner's own redirect signs in")
+            .account()
+            .did,
+        account.did
+    );
+    assert_eq!(store.load().unwrap().unwrap().account.did, account.did);
 }
 
 #[tokio::test]

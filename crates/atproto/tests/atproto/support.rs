@@ -1,10 +1,11 @@
 //! What the integration tests share beyond the test kit (the sandbox, Chromium playing the
-//! owner): a keychain entry per test, and a browser that tampers with the redirect.
+//! owner): a keychain entry per test, and a browser that forges a redirect before the owner's.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::Browser;
 use swdesk_atproto::keychain::{Keychain, SessionStore};
+use swdesk_testkit::Chromium;
 use url::Url;
 
 /// A keychain entry of this test's own (the real Secret Service).
@@ -17,10 +18,29 @@ pub fn keychain(test: &str) -> Arc<Keychain> {
     Arc::new(keychain)
 }
 
-/// A browser that skips the page and calls the app's redirect with a forged query.
+/// A browser that first calls the app's redirect with a forged query (another program on the
+/// machine), then lets Chromium open the page for the owner.
 #[derive(Debug)]
 pub struct Forger {
-    pub query: &'static str,
+    query: &'static str,
+    then: Arc<Chromium>,
+    answered: Arc<Mutex<Option<u16>>>,
+}
+
+impl Forger {
+    /// Forges `query`, then hands the page to `then`.
+    pub fn new(query: &'static str, then: Arc<Chromium>) -> Arc<Self> {
+        Arc::new(Self {
+            query,
+            then,
+            answered: Arc::default(),
+        })
+    }
+
+    /// The HTTP status the app answered the forged redirect with.
+    pub fn answered(&self) -> Option<u16> {
+        *self.answered.lock().unwrap()
+    }
 }
 
 impl Browser for Forger {
@@ -38,7 +58,12 @@ impl Browser for Forger {
             .map(|(_, value)| value.into_owned())
             .ok_or("no redirect_uri")?;
         let target = format!("{redirect}?{}", self.query);
-        tokio::spawn(async move { reqwest::get(target).await.map(|_| ()) });
+        let (page, then, answered) = (url.clone(), self.then.clone(), self.answered.clone());
+        tokio::spawn(async move {
+            let status = reqwest::get(target).await.map(|answer| answer.status());
+            *answered.lock().unwrap() = status.ok().map(|status| status.as_u16());
+            then.open(&page)
+        });
         Ok(())
     }
 }

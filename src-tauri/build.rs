@@ -28,6 +28,7 @@ const COMMANDS: &[&str] = &[
     "control_plane",
     "delete_cluster",
     "revoke_identity",
+    "choose_kubeconfig_path",
     "save_kubeconfig",
     "kubeconfigs",
     "forget_kubeconfig",

@@ -39,6 +39,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             clusters::control_plane,
             clusters::delete_cluster,
             clusters::revoke_identity,
+            clusters::choose_kubeconfig_path,
             clusters::save_kubeconfig,
             clusters::kubeconfigs,
             clusters::forget_kubeconfig,

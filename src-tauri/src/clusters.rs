@@ -85,6 +85,42 @@ pub async fn save_kubeconfig(
         .await?)
 }
 
+/// Asks the owner where to save a kubeconfig, in the system's own save dialog opened here (the
+/// window has no dialog permission of its own), starting at `suggested` (a path in `~/.kube`);
+/// answers the path picked, which `save_kubeconfig` then accepts, or `None` when the owner
+/// cancels.
+#[tauri::command]
+#[specta::specta]
+pub async fn choose_kubeconfig_path(
+    app: tauri::AppHandle,
+    desk: tauri::State<'_, Arc<Desk>>,
+    suggested: String,
+) -> Result<Option<String>, CommandError> {
+    use tauri_plugin_dialog::DialogExt as _;
+
+    let suggested = PathBuf::from(suggested);
+    let mut dialog = app
+        .dialog()
+        .file()
+        .set_title("Save kubeconfig")
+        .add_filter("Kubeconfig", &["kubeconfig", "yaml", "yml"]);
+    if let Some(folder) = suggested.parent() {
+        dialog = dialog.set_directory(folder);
+    }
+    if let Some(name) = suggested.file_name() {
+        dialog = dialog.set_file_name(name.to_string_lossy());
+    }
+    let (answer, picked) = tokio::sync::oneshot::channel();
+    dialog.save_file(move |path| {
+        let _closed = answer.send(path.and_then(|path| path.into_path().ok()));
+    });
+    let picked = picked.await.ok().flatten();
+    if let Some(path) = &picked {
+        desk.kubeconfig_path_chosen(path);
+    }
+    Ok(picked.map(|path| path.display().to_string()))
+}
+
 /// The node Infra of a cluster as the desk follows it: the deployment that mirrors the
 /// gateway's record, each node's contract (phase, winner, receipt), and where the nodes and
 /// the record disagree.

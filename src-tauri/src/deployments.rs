@@ -265,7 +265,8 @@ pub async fn succeed_deployment(
 }
 
 /// Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
-/// it); the window names the contract, never an address.
+/// it); the window names the contract, never an address, and the `host` it showed the owner,
+/// who confirmed it (refused when the link's host is another).
 #[tauri::command]
 #[specta::specta]
 pub async fn open_receipt(
@@ -273,9 +274,10 @@ pub async fn open_receipt(
     kind: Kind,
     name: String,
     contract: String,
+    host: String,
 ) -> Result<(), CommandError> {
     Ok(desk
-        .open_receipt(kind.into(), &self::name(&name)?, &contract)
+        .open_receipt(kind.into(), &self::name(&name)?, &contract, &host)
         .await?)
 }
 

@@ -2,9 +2,9 @@
 //! loopback: create a cluster and watch it become Ready live, see its nodes (each with its
 //! contract as the gateway's node Infra record says, and that Infra followed read-only as a
 //! deployment with the same contract cards and timeline; a node lost is drift, on the cluster
-//! and on that deployment, until it rejoins), download a
-//! kubeconfig (the file: mode 0600, the server shown, a certificate valid for the lifetime
-//! picked; shown again after a restart, and said to be gone once its file is), dry-run and
+//! and on that deployment, until it rejoins), download a kubeconfig (refused at a path
+//! outside `~/.kube`; the file: mode 0600, the server shown, a certificate valid for the
+//! lifetime picked; shown again after a restart, and said to be gone once its file is), dry-run and
 //! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
 //! its cluster's row and is removed in one click (and is told). At a start with the PDS and the
 //! gateway down, the deployments, the clusters last seen live (with when they were seen) and
@@ -127,7 +127,23 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
     nodes_open_as_a_read_only_deployment(&mut window).await?;
     a_lost_node_drifts_until_it_rejoins(&mut window, &gateway, &owner.did).await?;
 
-    let file = window.home().join("kube").join("dev.yaml");
+    // A path the window names outside ~/.kube (not picked in the save dialog) is refused.
+    let outside = window.home().join("kube").join("dev.yaml");
+    window
+        .type_into(
+            "[data-testid='kubeconfig-path']",
+            &outside.display().to_string(),
+        )
+        .await?;
+    window.click("[data-action='download-kubeconfig']").await?;
+    window
+        .wait_for_text(
+            "[data-testid='cluster-error']",
+            "is not a place for a kubeconfig",
+        )
+        .await?;
+    assert!(!outside.exists(), "nothing is written outside ~/.kube");
+    let file = window.home().join(".kube").join("dev.yaml");
     window
         .type_into(
             "[data-testid='kubeconfig-path']",

@@ -103,6 +103,20 @@ async fn requesting_a_contract_runs_an_auction_the_free_bidder_wins_and_one_clic
     window
         .click("[data-contract='vm'] [data-action='open-receipt']")
         .await?;
+    // The browser goes to the winner's PDS only once the owner confirmed its host.
+    let host = url::Url::parse(&link)?
+        .host_str()
+        .unwrap_or_default()
+        .to_owned();
+    window
+        .wait_for_text(
+            "[data-testid='confirm-message']",
+            &format!("This opens {host}"),
+        )
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
     let page = pages.wait_for(&link, MARKET_TIMEOUT).await?;
     assert_eq!(
         page.status,

@@ -30,8 +30,9 @@ pub fn check(paths: &Paths) -> anyhow::Result<()> {
 }
 
 /// The plugins the window never calls: used from Rust only, they have no npm package in the UI
-/// (the single-instance plugin has none at all).
+/// (the single-instance plugin has none at all; the save dialog is opened by the shell).
 const RUST_ONLY_PLUGINS: &[&str] = &[
+    "tauri-plugin-dialog",
     "tauri-plugin-single-instance",
     "tauri-plugin-window-state",
     "tauri-plugin-updater",
@@ -112,11 +113,11 @@ mod tests {
     #[test]
     fn a_plugin_on_another_minor_release_is_named() {
         let cargo_lock = "[[package]]\nname = \"tauri-plugin-notification\"\nversion = \"2.8.1\"\n\
-                          \n[[package]]\nname = \"tauri-plugin-dialog\"\nversion = \"2.4.0\"\n\
+                          \n[[package]]\nname = \"tauri-plugin-clipboard-manager\"\nversion = \"2.4.0\"\n\
                           \n[[package]]\nname = \"tauri-plugin-window-state\"\nversion = \"2.5.0\"\n\
                           \n[[package]]\nname = \"tauri-plugin-fs\"\nversion = \"2.7.1\"\n";
         let shell = "[dependencies]\ntauri-plugin-notification.workspace = true\n\
-                     tauri-plugin-dialog.workspace = true\ntauri-plugin-window-state.workspace = true\n";
+                     tauri-plugin-clipboard-manager.workspace = true\ntauri-plugin-window-state.workspace = true\n";
         let package_lock = serde_json::json!({"packages": {
             "node_modules/@tauri-apps/plugin-notification": {"version": "2.5.0"}
         }});
@@ -124,7 +125,7 @@ mod tests {
             drift(cargo_lock, &package_lock, shell),
             [
                 "tauri-plugin-notification 2.8.1 ≠ @tauri-apps/plugin-notification 2.5.0",
-                "tauri-plugin-dialog 2.4.0 has no @tauri-apps/plugin-dialog in the UI",
+                "tauri-plugin-clipboard-manager 2.4.0 has no @tauri-apps/plugin-clipboard-manager in the UI",
             ]
         );
     }

@@ -16,6 +16,7 @@ use swdesk_core::infra::{Contract, ContractStatus, SeenChange};
 use swdesk_core::repo::Provenance;
 use swdesk_core::timestamp::Timestamp;
 use swdesk_core::uri::RecordUri;
+use url::Url;
 
 use crate::identities::Names;
 use crate::serde_name as text;
@@ -345,6 +346,21 @@ pub fn receipt_url(uri: &str, names: &Names) -> Option<String> {
     Some(url.to_string())
 }
 
+/// `link` as a URL to open, when its host is `confirmed_host` (the host the owner was shown and
+/// confirmed); refused, naming both, when the link now points elsewhere.
+pub fn confirmed_link(link: &str, confirmed_host: &str) -> Result<Url, String> {
+    let url =
+        Url::parse(link).map_err(|error| format!("the receipt link is not a URL: {error}"))?;
+    let host = url.host_str().unwrap_or_default();
+    if !host.eq_ignore_ascii_case(confirmed_host) {
+        return Err(format!(
+            "the receipt is now at {host}, not at {}, the host you confirmed; nothing was opened",
+            swdesk_lexicon::text::peer_text(confirmed_host, 253)
+        ));
+    }
+    Ok(url)
+}
+
 /// The DID whose repo holds the record at `uri`.
 pub fn author(uri: &str) -> Option<String> {
     RecordUri::parse(uri)
@@ -386,8 +402,6 @@ pub fn contract_view(
 
 #[cfg(test)]
 mod tests {
-    use url::Url;
-
     use super::*;
     use crate::identities::Named;
 
@@ -400,6 +414,23 @@ mod tests {
             },
         )]
         .into()
+    }
+
+    #[test]
+    fn a_receipt_link_opens_only_at_the_host_the_owner_confirmed() {
+        let link = "https://pds.bidder.example/xrpc/com.atproto.repo.getRecord?repo=did%3Aplc%3Ab";
+        let url = confirmed_link(link, "PDS.bidder.example").unwrap();
+        assert_eq!(url.as_str(), link);
+        let refused = confirmed_link(link, "pds.other.example\u{202e}").unwrap_err();
+        assert!(
+            refused.contains("pds.bidder.example") && refused.contains("nothing was opened"),
+            "{refused}"
+        );
+        assert!(
+            !refused.contains('\u{202e}'),
+            "the window's words are cleaned: {refused}"
+        );
+        assert!(confirmed_link("not a url", "x").is_err());
     }
 
     #[test]

@@ -30,7 +30,6 @@ use swdesk_controller::EngineConfig;
 use swdesk_core::repo::{RecordRepo, StoredRecord};
 use swdesk_core::uri::RecordUri;
 use tokio::sync::Mutex;
-use url::Url;
 
 use crate::activity::SyncView;
 use crate::clusters::{
@@ -41,6 +40,7 @@ use crate::contracts;
 use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess, store_path};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::identities::Identities;
+use crate::kubeconfig_paths::KubeconfigPaths;
 use crate::kubeconfigs::{self, KeptKubeconfigs, KubeconfigView};
 use crate::last_seen::LastSeen;
 use crate::network::Network;
@@ -62,6 +62,7 @@ pub struct Desk {
     live: broadcast::Sender<LiveEvent>,
     clusters: std::sync::Mutex<Option<ClusterSession>>,
     identities: Identities,
+    kubeconfig_paths: KubeconfigPaths,
 }
 
 /// Why the account's controller could not start, and when a read may try again.
@@ -170,6 +171,7 @@ impl Desk {
             start_failure: std::sync::Mutex::new(None),
             live,
             clusters: std::sync::Mutex::new(None),
+            kubeconfig_paths: KubeconfigPaths::under_home(std::env::home_dir()),
         }
     }
 
@@ -361,12 +363,14 @@ impl Desk {
 
     /// Opens the receipt of the deployment's contract `contract` in the owner's browser: the
     /// record as its author's PDS serves it. Only the link the desk made for that receipt is
-    /// opened; the window cannot ask for any other address.
+    /// opened, and only when its host is `confirmed_host`, the host the window showed the
+    /// owner before they confirmed (the PDS is the winner's choice, not the app's).
     pub async fn open_receipt(
         &self,
         kind: DeploymentKind,
         name: &Name,
         contract: &str,
+        confirmed_host: &str,
     ) -> Result<(), DeskError> {
         let receipt = self
             .deployment_unnamed(kind, name)
@@ -380,7 +384,7 @@ impl Desk {
         let author = contracts::author(&receipt);
         let names = self.identities.names(author, NAMING_BUDGET).await;
         let link = contracts::receipt_url(&receipt, &names).ok_or(DeskError::NoReceipt)?;
-        let url = Url::parse(&link).map_err(|error| DeskError::Browser(error.to_string()))?;
+        let url = contracts::confirmed_link(&link, confirmed_host).map_err(DeskError::Browser)?;
         self.sessions
             .browser()
             .open(&url)
@@ -502,7 +506,8 @@ impl Desk {
         Ok(())
     }
 
-    /// Saves a kubeconfig of `name` at `path` (mode 0600).
+    /// Saves a kubeconfig of `name` at `path` (mode 0600): under `~/.kube`, or where the
+    /// owner picked in the save dialog ([`Desk::kubeconfig_path_chosen`]); refused elsewhere.
     pub async fn save_kubeconfig(
         &self,
         name: &str,
@@ -510,8 +515,9 @@ impl Desk {
         no_expiry: bool,
         path: &std::path::Path,
     ) -> Result<SavedKubeconfig, DeskError> {
+        let path = self.kubeconfig_path(path)?;
         let lifetime = clusters::lifetime(ttl_seconds, no_expiry)?;
-        let saved = clusters::save_kubeconfig(&self.gateway()?, name, lifetime, path).await?;
+        let saved = clusters::save_kubeconfig(&self.gateway()?, name, lifetime, &path).await?;
         if let Some(kept) = self.kept_kubeconfigs()
             && let Err(error) = kept.remember(name, &saved)
         {
@@ -559,6 +565,8 @@ impl Desk {
     /// kubeconfig that no longer works); refused for any other path.
     pub fn forget_kubeconfig(&self, path: &str) -> Result<(), DeskError> {
         let kept = self.kept_kubeconfigs().ok_or(DeskError::SignedOut)?;
+        KubeconfigPaths::check_removable(Path::new(path))
+            .map_err(|refused| DeskError::Kubeconfig(refused.to_string()))?;
         match kept.forget(path) {
             Ok(true) => Ok(()),
             Ok(false) => Err(DeskError::Kubeconfig(format!(
@@ -568,6 +576,18 @@ impl Desk {
                 "{path} could not be removed: {error}"
             ))),
         }
+    }
+
+    /// Records a path the owner picked in the system's save dialog for a kubeconfig (the
+    /// shell opens the dialog; the window never names such a path itself).
+    pub fn kubeconfig_path_chosen(&self, path: &Path) {
+        self.kubeconfig_paths.chosen(path);
+    }
+
+    fn kubeconfig_path(&self, path: &Path) -> Result<PathBuf, DeskError> {
+        self.kubeconfig_paths
+            .check(path)
+            .map_err(|refused| DeskError::Kubeconfig(refused.to_string()))
     }
 
     fn kept_kubeconfigs(&self) -> Option<KeptKubeconfigs> {

@@ -15,7 +15,8 @@
 //!   them; [`intent`]: how both edit a declaration (one compare-and-swap, refused whole);
 //! - [`clusters`]: the owner's tenant clusters through the gateway; [`node_infra`]: a
 //!   cluster's nodes as the one Infra the gateway keeps for them; [`kubeconfigs`]: the
-//!   kubeconfigs saved here, kept across restarts; [`last_seen`]: the clusters last seen live,
+//!   kubeconfigs saved here, kept across restarts; [`kubeconfig_paths`]: where the window may
+//!   have one written (under `~/.kube`, or picked in the save dialog); [`last_seen`]: the clusters last seen live,
 //!   shown at an offline start;
 //! - [`update`]: signed updates: the release manifest and package, fetched under the outbound
 //!   policy, and what the window shows of them;
@@ -31,6 +32,7 @@ pub mod deployments;
 pub mod desk;
 pub mod identities;
 pub mod intent;
+pub mod kubeconfig_paths;
 pub mod kubeconfigs;
 pub mod last_seen;
 pub mod network;

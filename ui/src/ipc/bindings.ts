@@ -65,9 +65,10 @@ export const commands = {
 	succeedDeployment: (kind: Kind, name: string) => typedError<DeploymentRow_Serialize, CommandError>(__TAURI_INVOKE("succeed_deployment", { kind, name })),
 	/**
 	 *  Opens a contract's receipt in the owner's browser (the record as its author's PDS serves
-	 *  it); the window names the contract, never an address.
+	 *  it); the window names the contract, never an address, and the `host` it showed the owner,
+	 *  who confirmed it (refused when the link's host is another).
 	 */
-	openReceipt: (kind: Kind, name: string, contract: string) => typedError<null, CommandError>(__TAURI_INVOKE("open_receipt", { kind, name, contract })),
+	openReceipt: (kind: Kind, name: string, contract: string, host: string) => typedError<null, CommandError>(__TAURI_INVOKE("open_receipt", { kind, name, contract, host })),
 	/**  The owner's clusters as last seen. */
 	clusters: () => typedError<ClustersView_Serialize, CommandError>(__TAURI_INVOKE("clusters")),
 	/**  Creates a cluster; answers its phase. */
@@ -78,6 +79,13 @@ export const commands = {
 	deleteCluster: (name: string) => typedError<string, CommandError>(__TAURI_INVOKE("delete_cluster", { name })),
 	/**  Revokes every grant of an identity on a cluster. */
 	revokeIdentity: (name: string, did: string) => typedError<null, CommandError>(__TAURI_INVOKE("revoke_identity", { name, did })),
+	/**
+	 *  Asks the owner where to save a kubeconfig, in the system's own save dialog opened here (the
+	 *  window has no dialog permission of its own), starting at `suggested` (a path in `~/.kube`);
+	 *  answers the path picked, which `save_kubeconfig` then accepts, or `None` when the owner
+	 *  cancels.
+	 */
+	chooseKubeconfigPath: (suggested: string) => typedError<string | null, CommandError>(__TAURI_INVOKE("choose_kubeconfig_path", { suggested })),
 	/**
 	 *  Saves a kubeconfig of a cluster at `path` (mode 0600): for `ttl_seconds` (60..=86400, none
 	 *  for the gateway's default), or without expiry.

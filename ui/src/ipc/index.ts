@@ -40,7 +40,6 @@ import {
   type TimelineEntry_Serialize as TimelineEntry,
   type UpdateView_Serialize as UpdateView,
 } from "./bindings";
-import { save as saveDialog } from "@tauri-apps/plugin-dialog";
 import { isPermissionGranted, requestPermission, sendNotification } from "@tauri-apps/plugin-notification";
 
 export type {
@@ -205,9 +204,9 @@ export async function endDeployment(kind: Kind, name: string): Promise<void> {
 }
 
 /** Opens the receipt of a deployment's contract in the owner's browser (the shell opens only
- * the link it made for that receipt). */
-export async function openReceipt(kind: Kind, name: string, contract: string): Promise<void> {
-  unwrap(await commands.openReceipt(kind, name, contract));
+ * the link it made for that receipt, and only at `host`, the host the owner confirmed). */
+export async function openReceipt(kind: Kind, name: string, contract: string, host: string): Promise<void> {
+  unwrap(await commands.openReceipt(kind, name, contract, host));
 }
 
 /** Answers a conflict: keep this device's declaration, or take the record's. */
@@ -348,14 +347,10 @@ export async function notifyDesktop(notification: { title: string; body: string 
   }
 }
 
-/** Asks the owner where to save a kubeconfig, in the system's own save dialog, starting at
- * `suggested` (a path in `~/.kube/`). Resolves to the chosen path, or `undefined` when the
+/** Asks the owner where to save a kubeconfig, in the system's own save dialog (opened by Rust:
+ * the window has no dialog permission), starting at `suggested` (a path in `~/.kube/`).
+ * Resolves to the chosen path, which `saveKubeconfig` then accepts, or `undefined` when the
  * owner cancels. */
 export async function chooseKubeconfigPath(suggested: string): Promise<string | undefined> {
-  const chosen = await saveDialog({
-    title: "Save kubeconfig",
-    defaultPath: suggested,
-    filters: [{ name: "Kubeconfig", extensions: ["kubeconfig", "yaml", "yml"] }],
-  });
-  return chosen ?? undefined;
+  return unwrap(await commands.chooseKubeconfigPath(suggested)) ?? undefined;
 }

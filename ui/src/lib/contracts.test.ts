@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  receiptHost,
   absoluteTime,
   bidRows,
   changeRows,
@@ -156,5 +157,16 @@ describe("phase changes", () => {
       NOW,
     );
     expect(rows.map((row) => row.phase)).toEqual(["Deployed", "Requesting"]);
+  });
+});
+
+describe("receipt links", () => {
+  it("shows the host the browser would go to, without port or path", () => {
+    expect(receiptHost("http://localhost:2583/xrpc/com.atproto.repo.getRecord?repo=did%3Aplc%3Ab")).toBe("localhost");
+    expect(receiptHost("https://pds.bidder.example/xrpc/x")).toBe("pds.bidder.example");
+  });
+  it("has no host without a readable link", () => {
+    expect(receiptHost(null)).toBeUndefined();
+    expect(receiptHost("not a url")).toBeUndefined();
   });
 });

@@ -135,6 +135,17 @@ export function costLabel(cost: string | null): string {
   return Number(cost) === 0 ? "free" : cost;
 }
 
+/** The host a receipt's link opens (the winner's PDS, its choice, not the app's), shown to the
+ * owner before the browser goes there; `undefined` without a readable link. */
+export function receiptHost(url: string | null | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return new URL(url).hostname || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Who someone is: the verified handle as `@handle`, else the DID itself. */
 export function whoLabel(did: string, handle: string | null): string {
   return handle ? `@${handle}` : did;

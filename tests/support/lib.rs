@@ -9,6 +9,9 @@
 //! `SWDESK_E2E_OUTPUT` and `SWDESK_SANDBOX_PDS`. Run any other way, a test fails at once and
 //! says what is missing.
 
+// Test suites reach the sandbox's services directly, as any public reader would.
+#![allow(clippy::disallowed_methods)]
+
 pub mod desktop;
 pub mod releases;
 

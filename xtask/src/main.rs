@@ -20,6 +20,7 @@ mod run;
 mod sandbox;
 mod setup;
 mod soak;
+mod stray_client;
 mod test;
 
 use clap::{Parser, Subcommand};

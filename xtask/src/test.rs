@@ -20,6 +20,7 @@ use crate::pins;
 use crate::run::{self, APP_BINARY};
 use crate::sandbox::{self, SandboxPds};
 use crate::setup::{self, Purpose};
+use crate::stray_client;
 
 /// Where the Rust tests find the real kubectl they read saved kubeconfigs with.
 const KUBECTL_ENV: &str = "SWDESK_KUBECTL";
@@ -96,6 +97,10 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     tally.check(
         "no circle of imports in a crate; the api never imports the controller's kinds",
         imports::check(paths),
+    );
+    tally.check(
+        "clippy refuses a client built outside crates/net",
+        stray_client::refused(paths),
     );
     let ui_built = tally.check("UI build", run::build_ui(paths));
     tally.check(

@@ -79,6 +79,10 @@ impl Outbound {
     }
 
     /// A client under `policy`, resolving names with `dns`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one HTTP client, built here under the policy"
+    )]
     pub fn with_dns(policy: NetPolicy, dns: Arc<dyn Dns>) -> Self {
         let policy = Arc::new(policy);
         let redirects = Arc::clone(&policy);
@@ -173,6 +177,10 @@ pub enum SocketError {
 impl Outbound {
     /// A TCP connection to `url`'s host and port (for a WebSocket), made only to an address the
     /// policy allows, within [`CONNECT_TIMEOUT`].
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one TCP connect, to addresses the policy allowed"
+    )]
     pub async fn connect_tcp(&self, url: &Url) -> Result<tokio::net::TcpStream, SocketError> {
         let addresses = self.socket_addresses(url).await?;
         let connecting = tokio::net::TcpStream::connect(addresses.as_slice());

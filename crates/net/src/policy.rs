@@ -74,7 +74,7 @@ impl NetPolicy {
 
     /// This policy, reaching every loopback port: only for the sandbox's own peers (the local
     /// bidder and gateway, which follow service references the tests name on loopback); the
-    /// app never uses it (a structure test checks).
+    /// app never uses it (`clippy.toml` refuses it elsewhere).
     #[must_use]
     pub fn with_any_loopback_port(mut self) -> Self {
         self.any_loopback_port = true;

@@ -44,6 +44,10 @@ impl Bidder {
     /// The bidder of `config`, serving as `did` at `url`, writing through `account`. It reaches
     /// other parties under the sandbox's network policy: any loopback port, and the `*.localhost`
     /// names through the ingress when the configuration names one.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the sandbox bidder follows references the tests name on loopback"
+    )]
     pub fn new(config: Config, did: String, url: Url, account: Account) -> Self {
         let mut policy = config.identity.net_policy().with_any_loopback_port();
         if let Some(port) = config.localhost_ingress {

@@ -134,6 +134,10 @@ impl RunningBidder {
 
 /// Starts a bidder on `127.0.0.1` (the port from `config`, 0 for any free one): signs its
 /// account in, writes its offering, serves.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the sandbox bidder signs in to the sandbox PDS on loopback"
+)]
 pub async fn start(config: Config) -> Result<RunningBidder, StartError> {
     let loopback = Loopback::bind(config.port).await?;
     let (url, did) = (loopback.url.clone(), loopback.did.clone());

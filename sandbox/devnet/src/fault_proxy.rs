@@ -88,6 +88,10 @@ pub struct FaultProxy {
 
 impl FaultProxy {
     /// Listens on `127.0.0.1:<public_port>` and forwards to `http://localhost:<upstream_port>`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "test support forwarding to the sandbox PDS on loopback"
+    )]
     pub async fn start(public_port: u16, upstream_port: u16) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", public_port)).await?;
         // Test support on loopback only: it forwards to the sandbox PDS the test started, never

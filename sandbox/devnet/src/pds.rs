@@ -155,6 +155,10 @@ impl SandboxPds {
         Self::spawn(storage, Some(listen_port), accounts).await
     }
 
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the harness's own client to the sandbox PDS it runs on loopback"
+    )]
     async fn spawn(
         storage: &Storage,
         listen_port: Option<u16>,
@@ -210,6 +214,10 @@ impl SandboxPds {
     }
 
     /// The PDS named by `SWDESK_SANDBOX_PDS`, when the test run started one; else a new one.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the harness's own client to the sandbox PDS it runs on loopback"
+    )]
     pub async fn from_env_or_start() -> Result<Self, SandboxPdsError> {
         match std::env::var(SANDBOX_PDS_ENV) {
             Ok(line) => {

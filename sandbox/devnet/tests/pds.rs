@@ -1,6 +1,9 @@
 //! The sandbox PDS is a real PDS: accounts log in, records are written and read back, and the
 //! harness cleans up after itself.
 
+// Test suites reach the sandbox's services directly, as any public reader would.
+#![allow(clippy::disallowed_methods)]
+
 use swdesk_devnet::{SandboxPds, Storage};
 
 #[tokio::test]

@@ -220,6 +220,10 @@ impl Gateway {
     }
 
     /// The gateway for `config`, known as `did` at `url`, writing records with `records`.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the sandbox gateway follows references the tests name on loopback"
+    )]
     pub fn new(config: Config, did: String, url: Url, records: InfraRecords) -> Self {
         let outbound = Outbound::new(config.identity.net_policy().with_any_loopback_port());
         let resolver = Resolver::new(config.identity.clone(), outbound);

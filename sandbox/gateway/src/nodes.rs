@@ -152,6 +152,10 @@ pub struct InfraRecords {
 
 impl InfraRecords {
     /// Signs the gateway account in (`com.atproto.server.createSession`).
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the sandbox gateway signs in to the sandbox PDS on loopback"
+    )]
     pub async fn sign_in(account: &GatewayAccount) -> Result<Self, NodesError> {
         let http = reqwest::Client::new();
         let (did, access) = create_session(&http, account).await?;

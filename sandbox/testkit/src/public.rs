@@ -25,6 +25,10 @@ pub async fn record(resolver: &Resolver, uri: &str) -> Option<(Value, String)> {
 }
 
 /// The JSON answer of the unauthenticated query `nsid` at the PDS of `repo`.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "tests read the sandbox PDS as any public reader would"
+)]
 async fn query_repo(resolver: &Resolver, repo: &str, nsid: &str, query: &[(&str, &str)]) -> Value {
     let identity = resolver
         .resolve_did(repo)

@@ -3,6 +3,8 @@
 //! `createRecord` and minting service auth with `getServiceAuth`) drives the market flow
 //! against bidders started in-process.
 
+// Test suites reach the sandbox's services directly, as any public reader would.
+#![allow(clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod auction;

@@ -15,7 +15,7 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 use serde_json::Value;
 use swdesk_net::Outbound;
 
@@ -172,9 +172,9 @@ impl Agent {
             .map_err(|refused| XrpcError::refused(request.nsid, &refused))?
             .header("Authorization", format!("DPoP {}", token.expose()))
             .header("DPoP", proof);
-        let builder = match (&method, &request.body) {
-            (&Method::POST, Some(body)) => builder.json(body),
-            _ => builder,
+        let builder = match request.json_body() {
+            Some(body) => builder.json(body),
+            None => builder,
         };
         let response = builder
             .timeout(crate::oauth::REQUEST_TIMEOUT)

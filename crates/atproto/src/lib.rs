@@ -6,6 +6,8 @@
 //! - [`oauth`]: sign-in for a native app (PAR + PKCE + DPoP, loopback redirect, scopes);
 //! - [`keychain`]: the session in the OS keychain, and nowhere else;
 //! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
+//! - [`plc`]: the owner's market key in their `did:plc` document (the PDS's emailed code, its
+//!   PLC operation calls, the live document read back);
 //! - [`proof`]: `sync.getRecord` proofs checked (block hashes, the signed commit, the tree path);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
 //! - [`retry`]: core's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
@@ -23,6 +25,7 @@ pub mod identity;
 pub mod jwt;
 pub mod keychain;
 pub mod oauth;
+pub mod plc;
 pub mod proof;
 pub mod repo;
 pub mod retry;

@@ -19,7 +19,8 @@ pub struct XrpcRequest {
     pub nsid: &'static str,
     /// Query parameters (queries; procedures may have some too).
     pub params: Vec<(&'static str, String)>,
-    /// The JSON input of a procedure; `None` makes this a query.
+    /// The JSON input of a procedure (`null` for one without input); `None` makes this a
+    /// query.
     pub body: Option<Value>,
 }
 
@@ -40,6 +41,16 @@ impl XrpcRequest {
             params: Vec::new(),
             body: Some(body),
         }
+    }
+
+    /// A procedure that takes no input (`requestPlcOperationSignature`): posted with no body.
+    pub fn procedure_without_input(nsid: &'static str) -> Self {
+        Self::procedure(nsid, Value::Null)
+    }
+
+    /// The JSON body to send, when there is one (a procedure without input sends none).
+    pub fn json_body(&self) -> Option<&Value> {
+        self.body.as_ref().filter(|body| !body.is_null())
     }
 
     /// `GET` for a query, `POST` for a procedure.
@@ -210,7 +221,7 @@ pub async fn call_public(
     let builder = http
         .request(request.method(), url)
         .map_err(|refused| XrpcError::refused(request.nsid, &refused))?;
-    let builder = match &request.body {
+    let builder = match request.json_body() {
         Some(body) => builder.json(body),
         None => builder,
     };
@@ -274,6 +285,13 @@ mod tests {
         );
         let procedure = XrpcRequest::procedure("com.atproto.repo.putRecord", json!({}));
         assert_eq!(procedure.method(), Method::POST);
+        assert_eq!(procedure.json_body(), Some(&json!({})));
+        let bare = XrpcRequest::procedure_without_input(
+            "com.atproto.identity.requestPlcOperationSignature",
+        );
+        assert_eq!(bare.method(), Method::POST);
+        assert_eq!(bare.json_body(), None);
+        assert_eq!(query.json_body(), None);
     }
 
     #[test]

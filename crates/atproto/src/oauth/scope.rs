@@ -3,6 +3,10 @@
 //! `rpc:<nsid>?aud=*` for the gateway and market methods it calls with service auth. A server
 //! without granular scopes refuses them at PAR (`invalid_scope`); only then does the client ask
 //! for `transition:generic`, and the account screen shows which of the two was granted.
+//!
+//! [`IDENTITY`] is not part of the sign-in's set: it is asked for only when the owner publishes
+//! the market key in their DID document (a sign-in of its own, which says why first).
+//! `transition:generic` does not cover it, so a server without granular scopes cannot grant it.
 
 /// Collections the app writes in the owner's repo.
 pub const WRITTEN_COLLECTIONS: &[&str] = &[
@@ -35,6 +39,13 @@ pub const CALLED_METHODS: &[&str] = &[
     "com.publicdomainrelay.temp.market.submitEvent",
 ];
 
+/// Changing the owner's DID document through their PDS (`requestPlcOperationSignature`,
+/// `signPlcOperation`, `submitPlcOperation`). In plain words, for the owner: "Publish your
+/// market key: lets this app add its market key to your identity document, so strict market
+/// peers trust what it signs for you. Your PDS emails you a code first; nothing changes until
+/// you type it in."
+pub const IDENTITY: &str = "identity:*";
+
 /// The coarse grant asked for only from servers without granular scopes.
 pub const GENERIC: &str = "atproto transition:generic";
 
@@ -53,17 +64,28 @@ pub fn granular() -> String {
         .join(" ")
 }
 
-/// Every scope this client may ask for (the granular set and the coarse fallback), as its
-/// client metadata must declare them.
+/// Every scope this client may ask for (the granular set, [`IDENTITY`] and the coarse
+/// fallback), as its client metadata must declare them.
 pub fn declared() -> String {
-    format!("{} transition:generic", granular())
+    format!("{} {IDENTITY} transition:generic", granular())
+}
+
+/// `scope` with `extra` scopes appended (a sign-in that asks for more than the usual set).
+pub fn with_extra(scope: &str, extra: &[&str]) -> String {
+    std::iter::once(scope)
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a granted scope string holds `scope` exactly.
+pub fn grants(granted: &str, scope: &str) -> bool {
+    granted.split_whitespace().any(|item| item == scope)
 }
 
 /// Whether a granted scope string is the coarse fallback.
 pub fn is_generic(granted: &str) -> bool {
-    granted
-        .split_whitespace()
-        .any(|scope| scope == "transition:generic")
+    grants(granted, "transition:generic")
 }
 
 #[cfg(test)]
@@ -88,5 +110,15 @@ mod tests {
         );
         assert!(!is_generic(&scope));
         assert!(is_generic(GENERIC));
+        assert!(!grants(&scope, IDENTITY));
+    }
+
+    #[test]
+    fn the_identity_scope_is_declared_and_asked_for_only_as_an_extra() {
+        assert!(grants(&declared(), IDENTITY));
+        let asked = with_extra(&granular(), &[IDENTITY]);
+        assert!(asked.starts_with(&granular()));
+        assert!(grants(&asked, IDENTITY));
+        assert_eq!(with_extra(GENERIC, &[]), GENERIC);
     }
 }

@@ -51,6 +51,13 @@ impl OAuthClient {
     /// Signs in the account named by `input` (a handle or a DID) and stores the session.
     /// Dropping the returned future cancels the sign-in; nothing is stored then.
     pub async fn sign_in(&self, input: &str) -> Result<Agent, OAuthError> {
+        self.sign_in_asking(input, &[]).await
+    }
+
+    /// Signs in as [`Self::sign_in`] does, asking for the `extra` scopes beside the usual
+    /// ones (publishing the market key asks for [`scope::IDENTITY`]); the session's granted
+    /// scope says whether the server granted them.
+    pub async fn sign_in_asking(&self, input: &str, extra: &[&str]) -> Result<Agent, OAuthError> {
         let identity = self.resolver.resolve(input).await?;
         let allow_http = self.config.identity.allow_http_localhost;
         let server = discover(&self.http, &identity.pds, allow_http).await?;
@@ -64,7 +71,7 @@ impl OAuthClient {
             dpop: DpopKey::generate(),
             nonces: Nonces::default(),
         };
-        let pushed = self.push_authorization(&attempt, input).await?;
+        let pushed = self.push_authorization(&attempt, input, extra).await?;
         tracing::info!(did = %attempt.identity.did, issuer = %attempt.server.issuer, "opening the authorization page");
         self.browser
             .open(&pushed.authorize_url)
@@ -100,19 +107,20 @@ impl OAuthClient {
         Ok(ReturnPath::Loopback(listener))
     }
 
-    /// PAR with the granular scopes, or with the coarse grant when those are refused.
+    /// PAR with the granular scopes, or with the coarse grant when those are refused; the
+    /// `extra` scopes asked for with either.
     async fn push_authorization(
         &self,
         attempt: &Attempt,
         hint: &str,
+        extra: &[&str],
     ) -> Result<Pushed, OAuthError> {
-        match self
-            .push_with_scope(attempt, hint, &scope::granular())
-            .await
-        {
+        let granular = scope::with_extra(&scope::granular(), extra);
+        match self.push_with_scope(attempt, hint, &granular).await {
             Err(OAuthError::Refused { error, .. }) if error == "invalid_scope" => {
                 tracing::info!("the server refused granular scopes; asking for transition:generic");
-                self.push_with_scope(attempt, hint, scope::GENERIC).await
+                let generic = scope::with_extra(scope::GENERIC, extra);
+                self.push_with_scope(attempt, hint, &generic).await
             }
             other => other,
         }

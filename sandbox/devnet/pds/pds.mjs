@@ -15,8 +15,13 @@
 // release build presents as its client id) is answered from this checkout whenever the PDS
 // fetches its URL: the sandbox can sign in the way a release build does, without the network.
 //
+// The PDS sends its mail (the tokens of PLC operations, email confirmations) through a small
+// SMTP server on loopback (mailbox.mjs) that writes each mail as a JSON file in
+// <data>/mail, the ready line's "mailbox": a test reads the token there, as an owner reads
+// their inbox. Nothing leaves the machine.
+//
 // Prints exactly one JSON line on stdout once ready:
-//   {"pdsUrl", "plcUrl", "serviceDid", "adminPassword", "dataDirectory",
+//   {"pdsUrl", "plcUrl", "serviceDid", "adminPassword", "dataDirectory", "mailbox",
 //    "accounts": [{"handle", "did", "password"}]}
 // Stops cleanly on SIGTERM, SIGINT, or when stdin closes.
 
@@ -33,6 +38,7 @@ import { fileURLToPath } from "node:url";
 import * as pds from "@atproto/pds";
 import { Secp256k1Keypair } from "@atproto/crypto";
 import * as plc from "@did-plc/server";
+import { startMailbox } from "./mailbox.mjs";
 
 /** How often a persistent sandbox saves the PLC's operations when they changed. */
 const PLC_SAVE_INTERVAL_MS = 2000;
@@ -142,7 +148,7 @@ function serveHostedClientMetadata(file) {
 /** The PDS, named by `http://localhost:<pdsPort>` (its public URL, in every DID document and
  * DPoP proof) and listening there, or on `listenPort` when a test puts a fault-injecting
  * proxy on the public port in front of it. `internal` is where the harness itself calls it. */
-async function startPds(config, plcUrl, dataDirectory, listenPort) {
+async function startPds(config, plcUrl, dataDirectory, listenPort, smtpUrl) {
   const env = {
     devMode: true,
     port: config.pdsPort,
@@ -158,6 +164,8 @@ async function startPds(config, plcUrl, dataDirectory, listenPort) {
     dpopSecret: config.dpopSecret,
     adminPassword: config.adminPassword,
     plcRotationKeyK256PrivateKeyHex: config.rotationKeyHex,
+    emailSmtpUrl: smtpUrl,
+    emailFromAddress: "pds@localhost.test",
   };
   serveHostedClientMetadata(HOSTED_CLIENT_METADATA);
   const cfg = pds.envToCfg(env);
@@ -189,6 +197,7 @@ async function main() {
   await mkdir(join(dataDirectory, "pds"), { recursive: true });
   let plcServer;
   let pdsServer;
+  let mailbox;
   let stopping = false;
   const stop = async (code) => {
     if (stopping) return;
@@ -196,6 +205,7 @@ async function main() {
     await pdsServer?.server.destroy().catch(() => {});
     await plcServer?.save().catch(() => {});
     await plcServer?.server.destroy().catch(() => {});
+    await mailbox?.close().catch(() => {});
     if (!persistent) await rm(dataDirectory, { recursive: true, force: true });
     process.exit(code);
   };
@@ -209,7 +219,9 @@ async function main() {
     const config = await settings({ ...options, data: persistent ? dataDirectory : null });
     const opsFile = persistent ? join(dataDirectory, "plc-ops.json") : null;
     plcServer = await startPlc(config.plcPort, opsFile);
-    pdsServer = await startPds(config, plcServer.url, join(dataDirectory, "pds"), options.listenPort);
+    mailbox = await startMailbox(join(dataDirectory, "mail"));
+    const pdsDirectory = join(dataDirectory, "pds");
+    pdsServer = await startPds(config, plcServer.url, pdsDirectory, options.listenPort, mailbox.smtpUrl);
     const accounts = [];
     for (const account of options.accounts) accounts.push(await ensureAccount(pdsServer.internal, account));
     if (persistent) {
@@ -226,6 +238,7 @@ async function main() {
         serviceDid: pdsServer.server.ctx.cfg.service.did,
         adminPassword: config.adminPassword,
         dataDirectory,
+        mailbox: mailbox.folder,
         accounts,
       }) + "\n",
     );

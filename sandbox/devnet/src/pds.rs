@@ -5,7 +5,8 @@
 //! (secrets, repos, PLC operations) across restarts instead. [`SandboxPds::from_env_or_start`]
 //! reuses a PDS that `cargo xtask test` started once for the whole run (`SWDESK_SANDBOX_PDS`
 //! holds its JSON line), so tests do not each pay for a start.
-//! [`SandboxPds::create_account`] gives each test an account of its own.
+//! [`SandboxPds::create_account`] gives each test an account of its own, with an address
+//! whose mail [`SandboxPds::mails_to`] reads.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,6 +16,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+use crate::mailbox::Mail;
 
 /// Where a sandbox keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +55,10 @@ pub struct PdsInfo {
     pub admin_password: String,
     /// Where the PDS keeps its data; removed when it stops.
     pub data_directory: String,
+    /// The folder the PDS's mail lands in, a JSON file each (see [`crate::mailbox`]); empty
+    /// in the line of a harness older than the mailbox.
+    #[serde(default)]
+    pub mailbox: String,
     /// The accounts asked for on the command line.
     pub accounts: Vec<Account>,
 }
@@ -64,6 +71,7 @@ impl std::fmt::Debug for PdsInfo {
             .field("service_did", &self.service_did)
             .field("admin_password", &"<redacted>")
             .field("data_directory", &self.data_directory)
+            .field("mailbox", &self.mailbox)
             .field("accounts", &self.accounts)
             .finish()
     }
@@ -75,6 +83,19 @@ pub struct Account {
     pub handle: String,
     pub did: String,
     pub password: String,
+}
+
+impl Account {
+    /// The address the account was created with (the harness's accounts too): its mail is
+    /// read with [`SandboxPds::mails_to`].
+    pub fn email(&self) -> String {
+        email_of(&self.handle)
+    }
+}
+
+/// The made-up address of the account `handle`.
+fn email_of(handle: &str) -> String {
+    format!("{handle}@example.test")
 }
 
 impl std::fmt::Debug for Account {
@@ -250,6 +271,15 @@ impl SandboxPds {
         serde_json::to_string(&self.info).unwrap_or_default()
     }
 
+    /// The mails the PDS sent to `address` so far, oldest first.
+    pub fn mails_to(&self, address: &str) -> std::io::Result<Vec<Mail>> {
+        let mails = crate::mailbox::read(Path::new(&self.info.mailbox))?;
+        Ok(mails
+            .into_iter()
+            .filter(|mail| mail.is_to(address))
+            .collect())
+    }
+
     /// Creates a fresh account whose handle starts with `prefix` (as much of it as fits; the
     /// handle is unique across processes).
     pub async fn create_account(&self, prefix: &str) -> Result<Account, SandboxPdsError> {
@@ -266,7 +296,7 @@ impl SandboxPds {
         let body = serde_json::json!({
             "handle": handle,
             "password": password,
-            "email": format!("{handle}@example.test"),
+            "email": email_of(&handle),
         });
         let failed = |message: String| SandboxPdsError::CreateAccount {
             handle: handle.clone(),

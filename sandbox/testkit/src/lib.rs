@@ -3,7 +3,8 @@
 //! `SWDESK_SANDBOX_PDS`, or started here) with the identity configuration that reaches it
 //! ([`Sandbox`]); an owner signed in through Chromium as a person would ([`Sandbox::owner`],
 //! [`browser`]); a sandbox bidder's configuration with an account of its own
-//! ([`bidder_config`]); unauthenticated reads of any repo ([`public`]); a store on a throwaway
+//! ([`bidder_config`]); the mail the PDS sends an account ([`Sandbox::next_mail`]);
+//! unauthenticated reads of any repo ([`public`]); a store on a throwaway
 //! file ([`store_file`]); waiting with a deadline on tokio's clock ([`wait`]); and sandboxes
 //! kept in a directory, alone or behind a fault proxy ([`kept`]).
 //!
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::keychain::{MemoryStore, SessionStore};
 use swdesk_atproto::{Agent, ClientKind, OAuthClient, OAuthConfig};
-use swdesk_devnet::{Account, SandboxPds};
+use swdesk_devnet::{Account, Mail, SandboxPds};
 use swdesk_net::Outbound;
 use swdesk_store::Store;
 use tempfile::TempDir;
@@ -28,6 +29,9 @@ use url::Url;
 
 pub use browser::Chromium;
 pub use wait::eventually;
+
+/// How long a mail from the PDS may take to reach the sandbox's mailbox.
+pub const MAIL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// How long a sign-in waits for Chromium to finish the authorization page.
 const CALLBACK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
@@ -100,6 +104,23 @@ impl Sandbox {
         OAuthClient::new(config, outbound, browser, store)
     }
 
+    /// The mail the PDS sends `account` after the `seen` it had already sent, once it arrives
+    /// (the owner's inbox: a PLC operation's code is read off it).
+    ///
+    /// # Panics
+    /// When none arrives within [`MAIL_TIMEOUT`].
+    pub async fn next_mail(&self, account: &Account, seen: usize) -> Mail {
+        let address = account.email();
+        eventually("the PDS's mail", MAIL_TIMEOUT, async || {
+            let mails = self
+                .pds
+                .mails_to(&address)
+                .expect("the mailbox is readable");
+            mails.into_iter().nth(seen)
+        })
+        .await
+    }
+
     /// The configuration of a sandbox bidder with a fresh account of its own on this sandbox
     /// ([`bidder_config`]).
     pub async fn bidder_config(
@@ -113,9 +134,15 @@ impl Sandbox {
     /// A fresh account named from `prefix`, signed in through Chromium approving, its session
     /// in memory.
     pub async fn owner(&self, prefix: &str) -> Owner {
+        self.owner_asking(prefix, &[]).await
+    }
+
+    /// A fresh account named from `prefix`, signed in through Chromium approving the usual
+    /// scopes and the `extra` ones (`identity:*` to publish the market key).
+    pub async fn owner_asking(&self, prefix: &str, extra: &[&str]) -> Owner {
         let account = self.account(prefix).await;
         let session = Arc::new(MemoryStore::default());
-        let agent = self.sign_in(&account, session.clone()).await;
+        let agent = self.sign_in_asking(&account, session.clone(), extra).await;
         Owner {
             account,
             agent,
@@ -128,10 +155,23 @@ impl Sandbox {
     /// # Panics
     /// When the sign-in fails: it is a test's setup.
     pub async fn sign_in(&self, account: &Account, store: Arc<dyn SessionStore>) -> Agent {
+        self.sign_in_asking(account, store, &[]).await
+    }
+
+    /// `account` signed in as [`Self::sign_in`] does, asking for the `extra` scopes too.
+    ///
+    /// # Panics
+    /// When the sign-in fails: it is a test's setup.
+    pub async fn sign_in_asking(
+        &self,
+        account: &Account,
+        store: Arc<dyn SessionStore>,
+        extra: &[&str],
+    ) -> Agent {
         let browser = Chromium::approving(account);
         let agent = self
             .oauth_client(self.outbound_reaching(&[]), browser.clone(), store)
-            .sign_in(&account.handle)
+            .sign_in_asking(&account.handle, extra)
             .await
             .expect("sign-in succeeds");
         browser

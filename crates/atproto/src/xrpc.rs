@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use url::Url;
 
-use swdesk_net::{BodyError, Limit, Outbound, Refused, read_error, read_json};
+use swdesk_net::{BodyError, Limit, Outbound, Refused, read_bytes, read_error};
 
 use crate::oauth::OAuthError;
 use crate::retry::{Fault, transient_status};
@@ -246,7 +246,8 @@ pub async fn call_public(
 }
 
 /// The JSON of an answer with `status`: a success read whole up to [`Limit::LIST`] (an error
-/// when it is larger or not JSON), an error answer's `{error, message}` or `null`.
+/// when it is larger or not JSON; `null` when empty, a procedure without output), an error
+/// answer's `{error, message}` or `null`.
 pub(crate) async fn read_answer(
     nsid: &'static str,
     status: StatusCode,
@@ -255,15 +256,18 @@ pub(crate) async fn read_answer(
     if !status.is_success() {
         return Ok(read_error(response).await);
     }
-    read_json(response, Limit::LIST)
+    let unreadable = |reason: String| XrpcError::Unreadable { nsid, reason };
+    let bytes = read_bytes(response, Limit::LIST)
         .await
         .map_err(|error| match error {
             BodyError::Transport(reason) => XrpcError::Transport { nsid, reason },
-            unreadable => XrpcError::Unreadable {
-                nsid,
-                reason: unreadable.to_string(),
-            },
-        })
+            other => unreadable(other.to_string()),
+        })?;
+    if bytes.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|error| unreadable(BodyError::NotJson(error.to_string()).to_string()))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 mod crypto;
 mod identity;
 mod keychain;
+mod plc;
 mod repo;
 mod service_auth;
 mod sign_in;

@@ -19,5 +19,5 @@ pub fn write<T: Serialize + ?Sized>(file: &Path, value: &T) -> std::io::Result<(
         std::fs::create_dir_all(directory)?;
     }
     let bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    swdesk_gateway::kubeconfig::write_private(file, &bytes)
+    swdesk_files::write_private(file, &bytes)
 }

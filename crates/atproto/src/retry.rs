@@ -1,5 +1,7 @@
 //! Core's retry rule (`swdesk_core::retry`) applied to HTTP answers: the [`Fault`] of a status
-//! and its headers, and the jittered wait before the next attempt. Every network crate (the
+//! and its headers, what a client error was ([`failure_of`]: a request that could not be built
+//! or that the owner's policy refused never heals), and the jittered wait before the next
+//! attempt. Every network crate (the
 //! agent and OAuth here, the market, the gateway) asks this module, so 429 means the same
 //! everywhere.
 
@@ -8,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use rand_core::{OsRng, RngCore as _};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
-pub use swdesk_core::retry::{Backoff, Fault, transient_status};
+pub use swdesk_core::retry::{Backoff, Failure, Fault, transient_status};
 
 /// The fault of an answer with `status` and `headers` (its `Retry-After`, if any).
 pub fn fault_of(status: StatusCode, headers: &HeaderMap) -> Fault {
@@ -28,4 +30,22 @@ pub fn wait(fault: Fault, backoff: &Backoff, attempt: u32) -> Option<Duration> {
 /// The backoff's jittered delay after the `attempt`-th failure.
 pub fn jittered(backoff: &Backoff, attempt: u32) -> Duration {
     backoff.jittered(attempt, OsRng.next_u64())
+}
+
+/// What a client `error` met, for core's rule ([`Failure::fault`]): a request the client could
+/// not build (a URL too long or malformed) or the policy refused (at the URL, a resolved address
+/// or a redirect) is not an outage, so it is never retried.
+pub fn failure_of(error: &reqwest::Error) -> Failure {
+    if error.is_builder() {
+        Failure::Unbuildable
+    } else if error.is_redirect() || swdesk_net::refusal_in(error).is_some() {
+        Failure::Policy
+    } else if let Some(status) = error.status() {
+        Failure::Answered {
+            status: status.as_u16(),
+            retry_after: None,
+        }
+    } else {
+        Failure::NoAnswer
+    }
 }

@@ -167,11 +167,13 @@ impl XrpcError {
         }
     }
 
-    /// The error of a request that did not complete.
+    /// The error of a request that did not complete: refused when it cannot heal (it could
+    /// not be built, or the policy refused where it led: [`crate::retry::failure_of`]).
     pub fn transport(nsid: &'static str, error: &reqwest::Error) -> Self {
-        Self::Transport {
-            nsid,
-            reason: error_chain(error),
+        let reason = error_chain(error);
+        match crate::retry::failure_of(error).fault() {
+            Fault::Permanent => Self::Refused { nsid, reason },
+            Fault::Transient { .. } => Self::Transport { nsid, reason },
         }
     }
 

@@ -27,6 +27,9 @@
 //! (`status.releaseSentAt` is at or after `spec.releaseRequestedAt`): the release is sent
 //! again with a request time newer than the one acted on, so the runner sees a new request.
 //! One new request per failed attempt: while the runner has not acted yet, nothing changes.
+//! A release that itself gave up (a refusal that cannot heal, or its deadline passed:
+//! [`ComputeContractStatus::release_gave_up`]) is not sent again on its own: the contract
+//! stays `Failed`, holding its receipt and saying why, until the owner asks again.
 //! A `Failed` contract without a receipt holds no guest, so a release it already has is not
 //! sent again.
 //!
@@ -149,7 +152,8 @@ fn release_again(existing: Existing<'_>, now: Timestamp) -> Option<ContractActio
     let own = existing.spec.release_requested_at;
     let sent = status.release_sent_at?;
     let acted = own.is_none_or(|own| sent >= own);
-    let failed = status.phase == ComputePhase::Failed && status.holds_guest();
+    let failed =
+        status.phase == ComputePhase::Failed && status.holds_guest() && !status.release_gave_up();
     (failed && existing.spec.release && acted).then(|| ContractAction::Release {
         requested_at: Some(now.max(sent.saturating_add(Duration::from_millis(1)))),
     })
@@ -387,6 +391,32 @@ mod tests {
                 "{state} {asked:?} {own:?} {receipt} {sent:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_release_that_gave_up_is_not_sent_again_until_the_owner_asks() {
+        use crate::auction::flow::{Flow, Step};
+        let (spec, mut status) = failed_release(Some(10), true, Some(10));
+        status.flow = Some(Flow {
+            step: Step::Failed {
+                reason: "not called: refused".into(),
+                held: None,
+                release_failed: Some(at(10)),
+            },
+            ..Flow::start(at(0))
+        });
+        let got = act(
+            &contract("released", Some(10)),
+            Some((&spec, &status)),
+            None,
+        );
+        assert_eq!(got, Nothing);
+        let asked_again = act(
+            &contract("released", Some(20)),
+            Some((&spec, &status)),
+            None,
+        );
+        assert!(matches!(asked_again, Release { .. }), "{asked_again:?}");
     }
 
     #[test]

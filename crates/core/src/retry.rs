@@ -7,14 +7,23 @@
 //! - [`retry_after`]: the `Retry-After` header, in seconds or as an HTTP date, capped by
 //!   [`MAX_RETRY_AFTER`] so a peer cannot park a call for a year;
 //! - [`Fault`]: what a failed call was: transient (with the server's wait, if it named one)
-//!   or permanent. [`Fault::wait`] is the delay a caller sleeps or requeues for.
+//!   or permanent. [`Fault::wait`] is the delay a caller sleeps or requeues for;
+//! - [`Failure`]: what a failed call met (an answer, no answer, the owner's outbound policy, a
+//!   request no client can make, an unusable answer); [`Failure::fault`] is the one place that
+//!   says which of them may heal. A request that could not be built or that the policy refused
+//!   never heals; neither does a definite refusal (a 4xx other than 408, 425, 429);
+//! - [`Deadline`]: a step retried only until a fixed time after it first failed;
+//!   [`Deadline::verdict`] says when the next try is, or that the step gives up.
 //!
 //! Invariants: a delay never decreases with the attempt, never exceeds its cap and never
 //! overflows; a jittered delay lies in `[delay / 2, delay]`; a server's `Retry-After` is
 //! honoured when it is longer than the backoff, never shortened below it. No clock and no
-//! randomness live here: callers pass `now` and a random roll.
+//! randomness live here: callers pass `now` and a random roll. A deadline's last try is at
+//! the deadline itself, never after it.
 
 use std::time::{Duration, SystemTime};
+
+use crate::timestamp::Timestamp;
 
 /// The longest `Retry-After` honoured; a longer one is taken as this.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
@@ -114,6 +123,92 @@ impl Fault {
                 let ours = backoff.jittered(attempt, roll);
                 Some(retry_after.map_or(ours, |theirs| theirs.max(ours)))
             }
+        }
+    }
+}
+
+/// What a failed call met, as the retry rule tells failures apart. Each network crate reads
+/// its own errors into one of these (a client error through `swdesk_atproto::retry::failure_of`);
+/// [`Failure::fault`] decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The other party answered with `status`, naming `retry_after` (capped) or not.
+    Answered {
+        /// The HTTP status.
+        status: u16,
+        /// The server's `Retry-After`, read and capped.
+        retry_after: Option<Duration>,
+    },
+    /// No answer came: unreachable, the connection broke or timed out, a name did not resolve.
+    NoAnswer,
+    /// The owner's outbound policy refused the place: the URL, a resolved address, a redirect.
+    Policy,
+    /// No request could be made at all: a URL no client sends (too long, malformed).
+    Unbuildable,
+    /// An answer came that cannot be used: too large, not what the method returns.
+    Unusable,
+}
+
+impl Failure {
+    /// Whether it may heal: only no answer, or an answer with a transient status.
+    pub fn fault(self) -> Fault {
+        match self {
+            Self::Answered {
+                status,
+                retry_after,
+            } if transient_status(status) => Fault::Transient { retry_after },
+            Self::NoAnswer => Fault::TRANSIENT,
+            Self::Answered { .. } | Self::Policy | Self::Unbuildable | Self::Unusable => {
+                Fault::Permanent
+            }
+        }
+    }
+}
+
+/// A step tried again only until `budget` after it first failed (`since`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// When the step first failed.
+    pub since: Timestamp,
+    /// How long it may keep failing.
+    pub budget: Duration,
+}
+
+/// What a step does after a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Try again at this time.
+    RetryAt(Timestamp),
+    /// The failure cannot heal: the step fails now.
+    CannotHeal,
+    /// The deadline (this time) passed: the step fails now.
+    PastDeadline(Timestamp),
+}
+
+impl Deadline {
+    /// When the step gives up.
+    pub fn at(&self) -> Timestamp {
+        self.since.saturating_add(self.budget)
+    }
+
+    /// After the `attempt`-th consecutive failure with `fault` at `now`: the next try, after
+    /// `backoff`'s delay (or the server's longer wait) but never past the deadline, so the last
+    /// try is at it; or why the step gives up.
+    pub fn verdict(
+        &self,
+        fault: Fault,
+        backoff: &Backoff,
+        attempt: u32,
+        now: Timestamp,
+    ) -> Verdict {
+        let deadline = self.at();
+        if !fault.is_transient() {
+            Verdict::CannotHeal
+        } else if now >= deadline {
+            Verdict::PastDeadline(deadline)
+        } else {
+            let next = now.saturating_add(fault.delay(backoff, attempt));
+            Verdict::RetryAt(next.min(deadline))
         }
     }
 }
@@ -243,6 +338,80 @@ mod tests {
             Fault::of_status(503, Some("never"), now),
             Fault::TRANSIENT,
             "an unreadable Retry-After is no wait named"
+        );
+    }
+
+    #[test]
+    fn only_no_answer_and_transient_statuses_may_heal() {
+        let answered = |status| Failure::Answered {
+            status,
+            retry_after: None,
+        };
+        for failure in [
+            answered(408),
+            answered(429),
+            answered(503),
+            Failure::NoAnswer,
+        ] {
+            assert!(failure.fault().is_transient(), "{failure:?}");
+        }
+        for failure in [
+            answered(400),
+            answered(403),
+            answered(404),
+            answered(413),
+            answered(501),
+            Failure::Policy,
+            Failure::Unbuildable,
+            Failure::Unusable,
+        ] {
+            assert_eq!(failure.fault(), Fault::Permanent, "{failure:?}");
+        }
+        let busy = Failure::Answered {
+            status: 429,
+            retry_after: Some(Duration::from_secs(9)),
+        };
+        assert_eq!(
+            busy.fault(),
+            Fault::Transient {
+                retry_after: Some(Duration::from_secs(9))
+            }
+        );
+    }
+
+    fn second(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")
+    }
+
+    #[test]
+    fn a_step_retries_until_its_deadline_with_the_last_try_at_it_then_gives_up() {
+        let deadline = Deadline {
+            since: second(0),
+            budget: Duration::from_secs(60),
+        };
+        let backoff = Backoff {
+            initial: Duration::from_secs(10),
+            cap: Duration::from_secs(300),
+        };
+        let transient = Fault::TRANSIENT;
+        assert_eq!(deadline.at(), second(60));
+        assert_eq!(
+            deadline.verdict(transient, &backoff, 1, second(0)),
+            Verdict::RetryAt(second(10))
+        );
+        assert_eq!(
+            deadline.verdict(transient, &backoff, 3, second(30)),
+            Verdict::RetryAt(second(60)),
+            "40 s later would be past the deadline: the last try is at it"
+        );
+        assert_eq!(
+            deadline.verdict(transient, &backoff, 4, second(60)),
+            Verdict::PastDeadline(second(60))
+        );
+        assert_eq!(
+            deadline.verdict(Fault::Permanent, &backoff, 1, second(0)),
+            Verdict::CannotHeal,
+            "a failure that cannot heal is not retried, deadline or not"
         );
     }
 }

@@ -11,8 +11,9 @@
 //! read under a size cap.
 //!
 //! Invariants: a token is never logged; an answer is either the method's output or a
-//! [`PeerError`] saying whether trying again may help (unreachable, 5xx, a rate limit) or not
-//! (the bidder refused: 4xx; the policy forbids the address; the answer is too large); a
+//! [`PeerError`] saying whether trying again may help (unreachable, timed out, 5xx, a rate
+//! limit) or not (the bidder refused: 4xx; the policy forbids the address, at the URL or at
+//! connect time; a URL no client can send; the answer is too large), by core's one rule; a
 //! peer's words in a [`PeerError`] are one line of at most [`PEER_WORDS_MAX`] bytes.
 
 use std::future::Future;
@@ -397,15 +398,24 @@ async fn send(
 /// How long a call to a peer may take, answer included.
 const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A call that got no answer: retried only when it may heal (core's rule, through
+/// [`swdesk_atproto::retry::failure_of`]); one that could not be made, or was refused by the
+/// owner's policy, fails at once.
 fn unreachable(what: &str, error: reqwest::Error) -> PeerError {
-    let reason = if error.is_redirect() {
-        return PeerError::refused(format!("{what}: {}", error.without_url()));
-    } else if error.is_timeout() {
-        "timed out".to_owned()
-    } else {
-        error.without_url().to_string()
+    use swdesk_atproto::retry::{Failure, failure_of};
+    let failure = failure_of(&error);
+    let transient = failure.fault().is_transient();
+    let reason = match swdesk_net::refusal_in(&error) {
+        Some(refused) => format!("not called: {refused}"),
+        None if error.is_timeout() => "timed out".to_owned(),
+        None => error.without_url().to_string(),
     };
-    PeerError::transient(format!("{what}: unreachable: {reason}"))
+    let message = match failure {
+        Failure::Unbuildable => format!("{what}: the request cannot be made: {reason}"),
+        Failure::NoAnswer => format!("{what}: unreachable: {reason}"),
+        _ => format!("{what}: {reason}"),
+    };
+    PeerError { message, transient }
 }
 
 fn unreadable(what: &str, error: BodyError) -> PeerError {

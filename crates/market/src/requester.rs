@@ -15,10 +15,14 @@
 //! Once Deployed, each look also reads the receipt again for drift ([`drift`]) and seals and
 //! delivers the contract's secrets to its guest ([`deliver`]).
 //!
-//! Failures: a failure worth retrying (unreachable PDS or bidder, 5xx) leaves the flow where it
-//! is and is shown in the status message; the controller calls again. A refusal fails the
-//! contract (keeping any receipt, so its guest can be released), except a release, which is
-//! retried until the provider acknowledges it.
+//! Failures: a failure worth retrying (unreachable PDS or bidder, 5xx, a call past its total
+//! time) leaves the flow where it is, and the status says why, when the next try is and when
+//! the step gives up (core's `auction::deadline`: the receipt within minutes of the accept,
+//! the release within an hour, any other step within its own); past that the contract fails
+//! naming the step and its deadline. What cannot heal fails the step at once: a refusal (4xx
+//! other than 408, 425, 429), an address the owner's policy refuses, a URL no client can send
+//! (core's `retry::Failure`). A failed contract keeps any receipt, so its guest can be
+//! released; a failed release is sent again when the owner asks again.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -30,6 +34,7 @@ use swdesk_core::auction::bidders::{FoundOffering, asked_bidders, offering_repos
 use swdesk_core::auction::bids::{
     Auction, CountedBid, Decision, ReceivedBid, admit, author_of, decide,
 };
+use swdesk_core::auction::deadline::{Deadlines, after_failure};
 use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
 use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
 use swdesk_core::auction::records;
@@ -42,6 +47,7 @@ use swdesk_core::compute::{
 };
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
+use swdesk_core::retry::Fault;
 use swdesk_core::rkey::Rkey;
 use swdesk_core::secret::SecretVault;
 use swdesk_core::timestamp::{Clock, Timestamp};
@@ -84,6 +90,8 @@ pub struct Settings {
     pub longest_wait: Duration,
     /// How often the guest's events are looked for while waiting.
     pub guest_poll: Duration,
+    /// How long each step may keep failing before the contract fails.
+    pub deadlines: Deadlines,
 }
 
 impl Default for Settings {
@@ -91,6 +99,7 @@ impl Default for Settings {
         Self {
             longest_wait: Duration::from_secs(5),
             guest_poll: Duration::from_millis(250),
+            deadlines: Deadlines::DEFAULT,
         }
     }
 }
@@ -281,11 +290,23 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 }
                 Ok(status)
             }
-            Err(Stop::Retry(problem)) => Ok(project(before, flow, Some(problem))),
-            Err(Stop::Fail(reason)) => {
-                let failed = flow.apply(Outcome::Failed(reason)).map_err(invalid)?;
-                Ok(project(before, failed, None))
+            Err(Stop::Retry(why)) => {
+                let attempt = before.retries.saturating_add(1);
+                let retried = after_failure(
+                    before.retrying.as_ref(),
+                    &flow.step,
+                    why,
+                    Fault::TRANSIENT,
+                    attempt,
+                    &self.settings.deadlines,
+                    now,
+                );
+                match retried {
+                    Ok(retrying) => Ok(project(before, flow, Some(retrying))),
+                    Err(reason) => fail(before, flow, reason),
+                }
             }
+            Err(Stop::Fail(reason)) => fail(before, flow, reason),
         }
     }
 
@@ -777,17 +798,14 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             return Err(Stop::Fail("no release event to send".to_owned()));
         };
         let written = self.fetch(event).await?;
-        match self
-            .peers
+        self.peers
             .submit_event(&held.submit_event, event, &written.value)
             .await
-        {
-            Ok(()) => Ok(Outcome::ReleaseAcknowledged),
-            Err(error) => Err(Stop::Retry(format!(
-                "the release was not acknowledged: {}",
-                error.message
-            ))),
-        }
+            .map_err(|error| PeerError {
+                message: format!("the release was not acknowledged: {}", error.message),
+                ..error
+            })?;
+        Ok(Outcome::ReleaseAcknowledged)
     }
 
     // ---- reading records ----------------------------------------------------------------
@@ -974,6 +992,16 @@ fn refused_bid(reference: &StrongRef, received_at: Timestamp, why: &str) -> comp
     }
 }
 
+/// The status of `flow` failed for `reason` (keeping any receipt).
+fn fail(
+    before: &ComputeContractStatus,
+    flow: Flow,
+    reason: String,
+) -> Result<ComputeContractStatus, MarketError> {
+    let failed = flow.apply(Outcome::Failed(reason)).map_err(invalid)?;
+    Ok(project(before, failed, None))
+}
+
 fn planned(contract: &ComputeContractObject) -> Result<RequestPlan, Stop> {
     plan(&contract.spec.fields).map_err(|problems| {
         let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
@@ -1112,6 +1140,7 @@ mod tests {
             Settings {
                 longest_wait: Duration::from_millis(10),
                 guest_poll: Duration::from_millis(5),
+                deadlines: Deadlines::DEFAULT,
             },
         );
         (market, repo, peers)
@@ -1464,7 +1493,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unacknowledged_release_is_shown_and_retried_and_a_newer_request_sends_anew() {
+    async fn an_unacknowledged_release_is_retried_a_refused_one_fails_and_a_newer_request_sends_anew()
+     {
         let peers = FakePeers::default();
         peers.event_answers.lock().unwrap().extend([
             Err(PeerError::transient("the bidder is unreachable")),
@@ -1482,32 +1512,50 @@ mod tests {
             step(&market, &mut contract, at(11)).await;
         }
         assert_eq!(contract.status.phase, ComputePhase::Releasing);
+        let retrying = contract.status.retrying.clone().expect("retrying");
+        assert_eq!(
+            (retrying.step.as_str(), retrying.since),
+            ("releasing", at(11))
+        );
+        assert_eq!(retrying.gives_up_at, at(11 + 3600));
         let message = contract.status.message.clone().unwrap();
         assert!(
-            message.contains("unreachable") && message.contains("retry"),
+            message.starts_with(
+                "retrying: the release was not acknowledged: the bidder is unreachable; next try at"
+            ),
             "{message}"
         );
+        step(&market, &mut contract, at(12)).await;
+        assert_eq!(
+            contract.status.phase,
+            ComputePhase::Failed,
+            "Forbidden cannot heal"
+        );
+        let message = contract.status.message.clone().unwrap();
+        assert!(message.contains("Forbidden"), "{message}");
+        assert!(contract.status.holds_guest(), "the receipt is kept");
+        step(&market, &mut contract, at(13)).await;
+        assert_eq!(
+            peers.events_sent.lock().unwrap().len(),
+            2,
+            "not sent again for the same request"
+        );
+
         contract.spec.release_requested_at = Some(at(20));
         for _ in 0..4 {
             step(&market, &mut contract, at(21)).await;
         }
-        assert_eq!(
-            contract.status.phase,
-            ComputePhase::Releasing,
-            "Forbidden is retried too"
-        );
-        step(&market, &mut contract, at(22)).await;
         assert_eq!(contract.status.phase, ComputePhase::Released);
         assert_eq!(contract.status.release_sent_at, Some(at(20)));
         let sent = peers.events_sent.lock().unwrap().clone();
         assert_eq!(sent.len(), 3);
+        assert_eq!(sent[0], sent[1]);
         assert_ne!(
-            sent[0].uri, sent[1].uri,
+            sent[1].uri, sent[2].uri,
             "the newer request wrote a new event"
         );
-        assert_eq!(sent[1], sent[2]);
         assert!(
-            sent[1]
+            sent[2]
                 .uri
                 .ends_with(&record_key(at(20), RecordRole::Event))
         );

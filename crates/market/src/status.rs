@@ -8,15 +8,15 @@
 
 use swdesk_core::auction::bids::{Cost, CountedBid};
 use swdesk_core::auction::flow::{Flow, Step};
-use swdesk_core::compute::{Bid, ComputeContractStatus};
+use swdesk_core::compute::{Bid, ComputeContractStatus, Retrying};
 
-/// The status of `flow`, from `before`; `problem` (a failure being retried) replaces the
-/// message when there is one, counted in `retries` and told with the wait before the next try
-/// (core's retry rule, [`swdesk_core::compute::FLOW_RETRY`]).
+/// The status of `flow`, from `before`; `retrying` (a failure being retried, with its next
+/// try and its deadline: core's `auction::deadline`) replaces the message when there is one,
+/// and is counted in `retries`.
 pub fn project(
     before: &ComputeContractStatus,
     flow: Flow,
-    problem: Option<String>,
+    retrying: Option<Retrying>,
 ) -> ComputeContractStatus {
     let mut status = before.clone();
     status.phase = flow.phase();
@@ -36,15 +36,15 @@ pub fn project(
     if let Step::Releasing { requested_at, .. } = &flow.step {
         status.release_sent_at = Some(*requested_at);
     }
-    status.retries = if problem.is_some() {
-        before.retries.saturating_add(1)
-    } else {
-        0
+    status.retries = match retrying {
+        Some(_) => before.retries.saturating_add(1),
+        None => 0,
     };
-    status.message = Some(match (problem, status.retry_in()) {
-        (Some(problem), Some(wait)) => format!("{problem}; retry in {} s", wait.as_secs()),
-        (problem, _) => problem.unwrap_or_else(|| message(&flow.step, status.bids.len())),
+    status.message = Some(match &retrying {
+        Some(retrying) => retrying.message(),
+        None => message(&flow.step, status.bids.len()),
     });
+    status.retrying = retrying;
     status.flow = Some(flow);
     status
 }
@@ -268,15 +268,31 @@ mod tests {
             delete: None,
             event: None,
         });
-        let status = project(&status, releasing.clone(), Some("unreachable".into()));
+        let retrying = |next: i64| Retrying {
+            step: "releasing".into(),
+            why: "unreachable".into(),
+            since: Timestamp::MIN,
+            next_at: Timestamp::from_unix_millis(next).expect("time"),
+            gives_up_at: Timestamp::from_unix_millis(60_000).expect("time"),
+        };
+        let status = project(&status, releasing.clone(), Some(retrying(3_000)));
         assert_eq!(status.phase, ComputePhase::Releasing);
-        assert_eq!(status.message.as_deref(), Some("unreachable; retry in 3 s"));
-        let again = project(&status, releasing.clone(), Some("unreachable".into()));
-        assert_eq!(again.message.as_deref(), Some("unreachable; retry in 6 s"));
-        assert_eq!(again.retry_in(), Some(std::time::Duration::from_secs(6)));
+        assert_eq!(
+            status.message.as_deref(),
+            Some(
+                "retrying: unreachable; next try at 1970-01-01T00:00:03.000Z, \
+                 gives up at 1970-01-01T00:01:00.000Z"
+            )
+        );
+        let again = project(&status, releasing.clone(), Some(retrying(9_000)));
+        assert_eq!(again.retries, 2);
+        assert_eq!(
+            again.next_try_in(Timestamp::from_unix_millis(0).expect("time")),
+            Some(Duration::from_secs(9))
+        );
         let moved = project(&again, releasing, None);
         assert_eq!(
-            (moved.retries, moved.retry_in()),
+            (moved.retries, moved.retrying),
             (0, None),
             "a step that works resets"
         );

@@ -16,4 +16,4 @@ pub mod policy;
 
 pub use body::{BodyError, Limit, read_bytes, read_error, read_json};
 pub use outbound::{Dns, Outbound, SocketError, SystemDns};
-pub use policy::{NetPolicy, Refused};
+pub use policy::{NetPolicy, Refused, refusal_in};

@@ -38,6 +38,19 @@ impl Refused {
     }
 }
 
+/// The policy's refusal among `error` and its causes: a refusal met when the connection was
+/// made (a resolved address the policy forbids) reaches the caller inside the client's error.
+pub fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refused> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(refused) = error.downcast_ref::<Refused>() {
+            return Some(refused);
+        }
+        cause = error.source();
+    }
+    None
+}
+
 /// What the owner's network configuration lets outbound calls reach.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NetPolicy {

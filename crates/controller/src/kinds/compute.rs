@@ -16,6 +16,7 @@ use swdesk_core::compute::{
 };
 use swdesk_core::market::{Market, MarketError};
 use swdesk_core::repo::RecordRepo;
+use swdesk_core::timestamp::Timestamp;
 
 use crate::context::{Context, ReconcileError};
 use crate::runtime::finalizer::CleanupProgress;
@@ -32,15 +33,15 @@ const FLOW_RECHECK: Duration = Duration::from_secs(3);
 /// How often a deployed contract is looked at for drift (its receipt gone or rewritten).
 const DRIFT_RECHECK: Duration = Duration::from_secs(60);
 
-/// When to look at a contract again on its own: after the growing wait of core's retry rule
-/// when its last market step failed for now, soon while its market flow moves, at the waiting
+/// When to look at a contract again on its own: at the next try its status names when its last
+/// market step failed for now (core's retry rule, never past the step's deadline), soon while its market flow moves, at the waiting
 /// pace while it waits for something else, at the drift pace while deployed, never when it
 /// rests (released, failed).
-fn recheck_after(status: &ComputeContractStatus) -> Option<Duration> {
+fn recheck_after(status: &ComputeContractStatus, now: Timestamp) -> Option<Duration> {
     if status.waiting_for().is_none() {
         return (status.phase == ComputePhase::Deployed).then_some(DRIFT_RECHECK);
     }
-    if let Some(wait) = status.retry_in() {
+    if let Some(wait) = status.next_try_in(now) {
         return Some(wait);
     }
     Some(
@@ -73,7 +74,7 @@ impl<R: RecordRepo + 'static, M: Market + 'static> ComputeReconciler<R, M> {
             .map_err(market_error)?;
         status.message = status.message.as_deref().map(kept_text);
         status.record_phase(self.context.now());
-        let recheck = recheck_after(&status);
+        let recheck = recheck_after(&status, self.context.now());
         if status != object.status {
             let mut updated = object.clone();
             updated.status = status;
@@ -138,11 +139,9 @@ fn kept_text(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use swdesk_core::auction::flow::Flow;
     use swdesk_core::compute::ComputePhase;
-    use swdesk_core::timestamp::Timestamp;
-
-    use super::*;
 
     fn requesting(flow: Option<Flow>) -> ComputeContractStatus {
         ComputeContractStatus {
@@ -157,11 +156,11 @@ mod tests {
         let started =
             Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
         assert_eq!(
-            recheck_after(&requesting(Some(Flow::start(started)))),
+            recheck_after(&requesting(Some(Flow::start(started))), started),
             Some(FLOW_RECHECK)
         );
         assert_eq!(
-            recheck_after(&requesting(None)),
+            recheck_after(&requesting(None), started),
             Some(WAITING_RECHECK),
             "no market yet"
         );
@@ -169,28 +168,30 @@ mod tests {
             phase: ComputePhase::Deployed,
             ..ComputeContractStatus::default()
         };
-        assert_eq!(recheck_after(&deployed), Some(DRIFT_RECHECK));
+        assert_eq!(recheck_after(&deployed, started), Some(DRIFT_RECHECK));
         let released = ComputeContractStatus {
             phase: ComputePhase::Released,
             ..ComputeContractStatus::default()
         };
-        assert_eq!(recheck_after(&released), None);
+        assert_eq!(recheck_after(&released, started), None);
     }
 
     #[test]
-    fn a_flow_whose_steps_keep_failing_is_looked_at_less_and_less_often() {
+    fn a_failing_step_is_looked_at_again_at_the_next_try_its_status_names() {
         let started =
             Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
-        let waits: Vec<u64> = [1, 2, 3, 8, 20]
-            .into_iter()
-            .filter_map(|retries| {
-                let status = ComputeContractStatus {
-                    retries,
-                    ..requesting(Some(Flow::start(started)))
-                };
-                recheck_after(&status).map(|wait| wait.as_secs())
-            })
-            .collect();
-        assert_eq!(waits, [3, 6, 12, 300, 300]);
+        let status = ComputeContractStatus {
+            retries: 2,
+            retrying: Some(swdesk_core::compute::Retrying {
+                step: "acceptSent".into(),
+                why: "unreachable".into(),
+                since: started,
+                next_at: started.saturating_add(Duration::from_secs(6)),
+                gives_up_at: started.saturating_add(Duration::from_secs(600)),
+            }),
+            ..requesting(Some(Flow::start(started)))
+        };
+        let later = started.saturating_add(Duration::from_secs(2));
+        assert_eq!(recheck_after(&status, later), Some(Duration::from_secs(4)));
     }
 }

@@ -17,7 +17,8 @@
 //! - once the receipt is known, every later step keeps it until `Released`, so a guest can
 //!   always be released ([`Flow::receipt`]);
 //! - a release asked before the accept is written ends the flow at once (no guest can exist); a
-//!   release asked while the accept is on its way waits for its answer, then releases;
+//!   release asked while the accept is on its way waits for its answer, then releases; a
+//!   release that failed is sent again only for a newer request;
 //! - an outcome that does not fit the step is refused ([`InvalidTransition`]), never guessed at.
 
 use serde::{Deserialize, Serialize};
@@ -168,6 +169,10 @@ pub enum Step {
         reason: String,
         /// The receipt, when a guest may exist.
         held: Option<Held>,
+        /// The release request whose release failed: asking again at that time does not
+        /// send it again; a newer request does.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        release_failed: Option<Timestamp>,
     },
 }
 
@@ -346,7 +351,15 @@ impl Flow {
             }),
             Outcome::Failed(reason) => {
                 let held = self.held().cloned();
-                self.step = Step::Failed { reason, held };
+                let release_failed = match &self.step {
+                    Step::Releasing { requested_at, .. } => Some(*requested_at),
+                    _ => None,
+                };
+                self.step = Step::Failed {
+                    reason,
+                    held,
+                    release_failed,
+                };
                 Ok(self)
             }
             outcome => {
@@ -408,6 +421,10 @@ impl Flow {
         let step = std::mem::replace(&mut self.step, Step::Planned);
         self.step = match step {
             Step::Releasing { requested_at, .. } if at <= requested_at => step,
+            Step::Failed {
+                release_failed: Some(failed),
+                ..
+            } if at <= failed => step,
             Step::Released { .. } => step,
             Step::AcceptWritten { .. } => {
                 self.release_pending = Some(at);
@@ -927,12 +944,38 @@ mod tests {
         assert_eq!(again, Ok(released));
     }
 
-    #[test]
-    fn a_newer_release_request_sends_the_release_again_and_an_older_one_does_not() {
+    /// A deployed flow whose release was asked at `requested`.
+    fn deployed_then_released_at(requested: Timestamp) -> Flow {
         let deployed = run(Flow::start(at(0)), at(30)).pop().expect("deployed");
-        let releasing = deployed
+        deployed
+            .apply(Outcome::ReleaseRequested(requested))
+            .expect("fits")
+    }
+
+    #[test]
+    fn a_failed_release_is_not_sent_again_for_the_same_request_but_is_for_a_newer_one() {
+        let releasing = deployed_then_released_at(at(50));
+        let failed = releasing
+            .apply(Outcome::Failed("not called: refused".into()))
+            .expect("fits");
+        assert!(matches!(
+            &failed.step,
+            Step::Failed { release_failed: Some(at_), held: Some(_), .. } if *at_ == at(50)
+        ));
+        let same = failed
+            .clone()
             .apply(Outcome::ReleaseRequested(at(50)))
             .expect("fits");
+        assert_eq!(same, failed, "the same request does not loop");
+        let newer = failed
+            .apply(Outcome::ReleaseRequested(at(70)))
+            .expect("fits");
+        assert_eq!(newer.next(at(70)), Next::Write(RecordRole::Delete));
+    }
+
+    #[test]
+    fn a_newer_release_request_sends_the_release_again_and_an_older_one_does_not() {
+        let releasing = deployed_then_released_at(at(50));
         let written = releasing
             .apply(Outcome::Written(RecordRole::Delete, strong("delete")))
             .expect("fits");

@@ -11,6 +11,8 @@
 //! - [`records`]: the accept, the acceptance of free terms and the release records;
 //! - [`receipt`]: the winner's receipt (and free grant) checked against the deal;
 //! - [`trust`]: what was verified of a peer's record (proof, key binding), kept to be shown;
+//! - [`deadline`]: how long each step may keep failing; a failure as a retry shown or the
+//!   contract's end;
 //! - [`flow`]: the durable steps of one contract, what each persists, the next thing to do and
 //!   the transitions, with deterministic record keys so a restart never writes a second RFP.
 //!
@@ -19,6 +21,7 @@
 pub mod bidders;
 pub mod bids;
 pub mod carriage;
+pub mod deadline;
 pub mod flow;
 pub mod receipt;
 pub mod records;

@@ -159,6 +159,10 @@ pub struct ComputeContractStatus {
     /// 0 once a step succeeds. The wait before the next try grows with it ([`FLOW_RETRY`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// The step failing for now and tried again: why, the next try, when it gives up. Absent
+    /// once a step succeeds (and in statuses written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrying: Option<Retrying>,
     /// What the guest has of its secrets: its key and each secret sealed to it.
     #[serde(default, skip_serializing_if = "is_default")]
     pub secrets: SecretsStatus,
@@ -182,11 +186,40 @@ fn is_zero(count: &u32) -> bool {
     *count == 0
 }
 
+/// A market step that failed for now and is tried again, as the status shows it: the card
+/// says "retrying: why; next try at …, gives up at …".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retrying {
+    /// The flow step that fails (`acceptSent`, `releasing`, ...).
+    pub step: String,
+    /// Why it failed last.
+    pub why: String,
+    /// When it first failed: its deadline runs from here.
+    pub since: Timestamp,
+    /// When it is tried next.
+    pub next_at: Timestamp,
+    /// When it gives up and the contract fails.
+    pub gives_up_at: Timestamp,
+}
+
+impl Retrying {
+    /// What the card says.
+    pub fn message(&self) -> String {
+        format!(
+            "retrying: {}; next try at {}, gives up at {}",
+            self.why, self.next_at, self.gives_up_at
+        )
+    }
+}
+
 impl ComputeContractStatus {
-    /// How long to wait before the next market step after the failures counted in
-    /// [`Self::retries`]; `None` when the last step did not fail.
-    pub fn retry_in(&self) -> Option<std::time::Duration> {
-        (self.retries > 0).then(|| FLOW_RETRY.delay(self.retries))
+    /// How long after `now` the failing market step is tried again; `None` when the last step
+    /// did not fail.
+    pub fn next_try_in(&self, now: Timestamp) -> Option<std::time::Duration> {
+        self.retrying
+            .as_ref()
+            .map(|retrying| retrying.next_at.since(now))
     }
 }
 
@@ -245,6 +278,18 @@ impl ComputeContractStatus {
             (Some(_), Some(problem)) => problem.clone(),
             (Some(_), None) => "waiting to be sealed and delivered".to_owned(),
         })
+    }
+
+    /// Whether the flow failed in its release (a refusal that cannot heal, or its deadline
+    /// passed): it is sent again only for a newer request.
+    pub fn release_gave_up(&self) -> bool {
+        matches!(
+            self.flow.as_ref().map(|flow| &flow.step),
+            Some(crate::auction::flow::Step::Failed {
+                release_failed: Some(_),
+                ..
+            })
+        )
     }
 
     /// Whether a guest may exist: a receipt is held and the release is not confirmed.

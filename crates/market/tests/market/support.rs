@@ -15,6 +15,7 @@ use swdesk_atproto::keychain::{MemoryStore, SessionStore};
 use swdesk_atproto::oauth::StoredSession;
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
+use swdesk_core::auction::deadline::Deadlines;
 use swdesk_core::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase, DeploymentRef,
 };
@@ -113,6 +114,7 @@ pub fn quick_settings() -> Settings {
     Settings {
         longest_wait: Duration::from_millis(500),
         guest_poll: Duration::from_millis(100),
+        deadlines: Deadlines::DEFAULT,
     }
 }
 

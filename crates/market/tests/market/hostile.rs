@@ -5,6 +5,9 @@
 //! whose document lists a key does not bind that key to an author (`keys::binding`) unless the
 //! author's own document names the stranger's host as one of its services.
 //!
+//! The same hostile bidder, through a whole requester flow, is in `ends.rs`: every contract
+//! ends.
+//!
 //! These run on real HTTP and the real resolver (the bidder's `did:web` document is served by
 //! the hostile peer itself); service-auth tokens are not what is under test, so a fixed token
 //! stands in for the PDS's.
@@ -31,7 +34,7 @@ use url::Url;
 
 /// A token that is never checked by the hostile peer.
 #[derive(Debug)]
-struct FixedToken;
+pub(crate) struct FixedToken;
 
 impl ServiceTokens for FixedToken {
     async fn token(&self, _aud: &str, _lxm: &str) -> Result<Secret, PeerError> {
@@ -41,13 +44,13 @@ impl ServiceTokens for FixedToken {
 
 /// The hostile bidder: its `did:web` names one service per misbehaviour
 /// (`#<mode>` → `http://localhost:<port>/<mode>`), and `#canary` points at the canary.
-struct Hostile {
+pub(crate) struct Hostile {
     port: u16,
     did: String,
 }
 
 impl Hostile {
-    async fn start(canary: u16) -> Self {
+    pub(crate) async fn start(canary: u16) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let did = format!("did:web:localhost%3A{port}");
@@ -69,12 +72,17 @@ impl Hostile {
         Self { port, did }
     }
 
-    fn service(&self, mode: &str) -> String {
+    /// The loopback port it listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub(crate) fn service(&self, mode: &str) -> String {
         format!("{}#{mode}", self.did)
     }
 
     /// The requester's peers, on a sandbox whose configuration names this bidder only.
-    fn peers(&self) -> HttpPeers<FixedToken> {
+    pub(crate) fn peers(&self) -> HttpPeers<FixedToken> {
         peers_reaching(&[self.port])
     }
 }
@@ -104,7 +112,8 @@ async fn serve_document(document: impl FnOnce(&str, u16) -> Value) -> (String, u
     (did, port)
 }
 
-const MODES: [&str; 6] = [
+const MODES: [&str; 7] = [
+    "phantom",
     "huge",
     "endless",
     "shout",
@@ -145,9 +154,20 @@ fn misbehave(mode: &str, canary: u16) -> Response {
             let body = json!({"error": "Nope", "message": message});
             (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
         }
+        "phantom" => axum::Json(phantom_receipt()).into_response(),
         "to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
         _ => redirect(&format!("http://127.0.0.1:{canary}/xrpc/x")),
     }
+}
+
+/// A `submitAccept` answer naming a receipt in a repo that holds none: it never appears.
+pub(crate) fn phantom_receipt() -> Value {
+    json!({
+        "id": "3lphantom",
+        "uri": "at://did:plc:phantom/com.publicdomainrelay.temp.market.receipt/3lphantom",
+        "cid": "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm",
+        "submitEvent": "did:plc:phantom#compute_event",
+    })
 }
 
 fn redirect(to: &str) -> Response {

@@ -4,6 +4,7 @@
 
 mod auction;
 mod drift;
+mod ends;
 mod headless;
 mod hostile;
 mod lifecycle;

@@ -153,6 +153,7 @@ pub struct HttpPeers<T> {
     resolver: Resolver,
     tokens: T,
     offerings: OfferingSource,
+    timeout: std::time::Duration,
 }
 
 impl<T: ServiceTokens> HttpPeers<T> {
@@ -164,7 +165,16 @@ impl<T: ServiceTokens> HttpPeers<T> {
             resolver,
             tokens,
             offerings,
+            timeout: PEER_TIMEOUT,
         }
+    }
+
+    /// The same peers, each call (answer included) given at most `timeout` instead of
+    /// [`PEER_TIMEOUT`]: a step's deadline, not a slow peer, decides when it ends.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// The audience and endpoint of a service reference in either dialect
@@ -211,7 +221,7 @@ impl<T: ServiceTokens> HttpPeers<T> {
             .map_err(refused_address)?
             .bearer_auth(token.expose())
             .json(body);
-        send(nsid, request, Limit::RECORD).await
+        send(nsid, request.timeout(self.timeout), Limit::RECORD).await
     }
 
     /// `did`'s DID document, as the resolver keeps it.
@@ -242,6 +252,7 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
             ];
             query.extend(cursor.take().map(|cursor| ("cursor", cursor)));
             let request = self.http.get(url).map_err(refused_address)?.query(&query);
+            let request = request.timeout(self.timeout);
             let answer = send("listReposByCollection", request, Limit::LIST).await?;
             let page = answer["repos"].as_array().cloned().unwrap_or_default();
             repos.extend(
@@ -290,6 +301,7 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
             accepts_free.cid
         );
         let request = self.http.get(url).map_err(refused_address)?;
+        let request = request.timeout(self.timeout);
         let answer = send("the free grant", request, Limit::RECORD).await?;
         match (answer["uri"].as_str(), answer["cid"].as_str()) {
             (Some(uri), Some(cid)) => Ok(StrongRef {
@@ -367,7 +379,6 @@ async fn send(
     limit: Limit,
 ) -> Result<Value, PeerError> {
     let response = request
-        .timeout(PEER_TIMEOUT)
         .send()
         .await
         .map_err(|error| unreachable(what, error))?;
@@ -395,8 +406,9 @@ async fn send(
     })
 }
 
-/// How long a call to a peer may take, answer included.
-const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a call to a peer may take, answer included (an answer that trickles fails at it,
+/// and is tried again within its step's deadline).
+pub const PEER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A call that got no answer: retried only when it may heal (core's rule, through
 /// [`swdesk_atproto::retry::failure_of`]); one that could not be made, or was refused by the

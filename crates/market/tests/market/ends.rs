@@ -31,15 +31,16 @@ use crate::support::{contract, persisted, quick_settings, release, window};
 
 type HostileMarket = RequesterMarket<MemoryRepo, HttpPeers<FixedToken>>;
 
-/// The requester over an in-memory repo, reaching `hostile` only, with these `deadlines`.
-fn market(hostile: &Hostile, deadlines: Deadlines) -> HostileMarket {
+/// The requester over an in-memory repo, reaching the other parties through `peers`, with
+/// these `deadlines`.
+fn market(peers: HttpPeers<FixedToken>, deadlines: Deadlines) -> HostileMarket {
     let settings = Settings {
         deadlines,
         ..quick_settings()
     };
     RequesterMarket::new(
         Arc::new(MemoryRepo::new("did:plc:owner")),
-        Arc::new(hostile.peers()),
+        Arc::new(peers),
         AttestationKey::generate(Curve::P256),
         Arc::new(SystemClock),
         settings,
@@ -115,7 +116,7 @@ async fn a_receipt_that_never_appears_fails_the_contract_at_its_deadline() {
         receipt: Duration::from_secs(2),
         ..Deadlines::DEFAULT
     };
-    let market = market(&hostile, deadlines);
+    let market = market(hostile.peers(), deadlines);
     let mut contract = at_step(accept_written(hostile.service("phantom")));
     let started = Instant::now();
     let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
@@ -147,6 +148,33 @@ async fn a_receipt_that_never_appears_fails_the_contract_at_its_deadline() {
     assert_eq!(contract.status.retrying, None);
 }
 
+#[tokio::test]
+async fn an_answer_at_one_byte_a_second_ends_at_its_total_time_and_the_step_at_its_deadline() {
+    let canary = Canary::start().await.unwrap();
+    let hostile = Hostile::start(canary.port).await;
+    let deadlines = Deadlines {
+        step: Duration::from_secs(2),
+        ..Deadlines::DEFAULT
+    };
+    let peers = hostile.peers().with_timeout(Duration::from_millis(700));
+    let market = market(peers, deadlines);
+    let mut contract = at_step(accept_written(hostile.service("trickle")));
+    let started = Instant::now();
+    let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
+    assert_eq!(contract.status.phase, ComputePhase::Failed, "{said:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{said:?}");
+    assert!(
+        said.iter()
+            .any(|message| message.starts_with("retrying: ") && message.contains("timed out")),
+        "{said:?}"
+    );
+    let reason = contract.status.message.clone().unwrap();
+    assert!(
+        reason.contains("acceptWritten waited 2 s for the step to succeed"),
+        "{reason}"
+    );
+}
+
 /// A deployed contract whose guest's events go to `submit_event`, released now.
 fn deployed_and_released(submit_event: String) -> ComputeContractObject {
     let held = Held {
@@ -166,7 +194,7 @@ async fn a_release_to_an_address_the_policy_refuses_fails_at_once_and_is_not_sen
     let canary = Canary::start().await.unwrap();
     let hostile = Hostile::start(canary.port).await;
     for mode in ["canary", "to-canary", "to-metadata"] {
-        let market = market(&hostile, Deadlines::DEFAULT);
+        let market = market(hostile.peers(), Deadlines::DEFAULT);
         let mut contract = deployed_and_released(hostile.service(mode));
         let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
         assert_eq!(
@@ -217,7 +245,7 @@ async fn a_url_no_client_can_send_fails_the_step_at_once() {
         "{refused:?}"
     );
 
-    let market = market(&hostile, Deadlines::DEFAULT);
+    let market = market(hostile.peers(), Deadlines::DEFAULT);
     let mut contract = at_step(accept_written(long));
     let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
     assert_eq!(contract.status.phase, ComputePhase::Failed, "{said:?}");

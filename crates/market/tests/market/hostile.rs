@@ -112,8 +112,9 @@ async fn serve_document(document: impl FnOnce(&str, u16) -> Value) -> (String, u
     (did, port)
 }
 
-const MODES: [&str; 7] = [
+const MODES: [&str; 8] = [
     "phantom",
+    "trickle",
     "huge",
     "endless",
     "shout",
@@ -155,6 +156,7 @@ fn misbehave(mode: &str, canary: u16) -> Response {
             (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
         }
         "phantom" => axum::Json(phantom_receipt()).into_response(),
+        "trickle" => Response::new(Body::from_stream(trickle())),
         "to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
         _ => redirect(&format!("http://127.0.0.1:{canary}/xrpc/x")),
     }
@@ -167,6 +169,14 @@ pub(crate) fn phantom_receipt() -> Value {
         "uri": "at://did:plc:phantom/com.publicdomainrelay.temp.market.receipt/3lphantom",
         "cid": "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm",
         "submitEvent": "did:plc:phantom#compute_event",
+    })
+}
+
+/// An answer of one byte a second, without end.
+fn trickle() -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    futures_util::stream::unfold((), |()| async {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        Some((Ok(b" ".to_vec()), ()))
     })
 }
 

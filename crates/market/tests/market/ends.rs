@@ -1,10 +1,12 @@
 //! Every contract ends: the hostile bidder of `hostile.rs` on loopback, through the requester's
 //! whole flow (`RequesterMarket::advance`, the status persisted between calls as the controller
 //! does). A receipt that never appears fails the contract at its deadline, saying while it
-//! waits why, when the next try is and when it gives up; a release to an address the owner's
-//! policy refuses and a URL no client can send fail at once, naming why, and are not tried
-//! again, nor is a name that resolves to a place the policy refuses. Deadlines are set to seconds here; the owner's repo is in memory (what is under test
-//! is the bidder's side).
+//! waits why, when the next try is and when it gives up; an answer at one byte a second ends at
+//! its call's total time and its step at the step's deadline, as does a name that never
+//! resolves. A release to an address the owner's policy refuses, a URL no client can send, a
+//! bidder's definite refusal (a 4xx) and a name that resolves to a place the policy refuses fail
+//! at once, naming why, and are not tried again. Deadlines are seconds here; the owner's repo
+//! is in memory (what is under test is the bidder's side).
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
@@ -148,29 +150,57 @@ async fn a_receipt_that_never_appears_fails_the_contract_at_its_deadline() {
     assert_eq!(contract.status.retrying, None);
 }
 
-#[tokio::test]
-async fn an_answer_at_one_byte_a_second_ends_at_its_total_time_and_the_step_at_its_deadline() {
-    let canary = Canary::start().await.unwrap();
-    let hostile = Hostile::start(canary.port).await;
+/// Accepting through `peers` at `service` is retried, shown as `retrying: ` with `why`, and
+/// fails at a step deadline of 2 s, naming it, well within 10 s.
+async fn gives_up_at_the_steps_deadline(peers: HttpPeers<FixedToken>, service: String, why: &str) {
     let deadlines = Deadlines {
         step: Duration::from_secs(2),
         ..Deadlines::DEFAULT
     };
-    let peers = hostile.peers().with_timeout(Duration::from_millis(700));
     let market = market(peers, deadlines);
-    let mut contract = at_step(accept_written(hostile.service("trickle")));
+    let mut contract = at_step(accept_written(service));
     let started = Instant::now();
-    let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
+    let said = drive(&market, &mut contract, Duration::from_secs(30)).await;
     assert_eq!(contract.status.phase, ComputePhase::Failed, "{said:?}");
     assert!(started.elapsed() < Duration::from_secs(10), "{said:?}");
-    assert!(
-        said.iter()
-            .any(|message| message.starts_with("retrying: ") && message.contains("timed out")),
-        "{said:?}"
-    );
+    let retried = |message: &String| message.starts_with("retrying: ") && message.contains(why);
+    assert!(said.iter().any(retried), "{said:?}");
     let reason = contract.status.message.clone().unwrap();
     assert!(
         reason.contains("acceptWritten waited 2 s for the step to succeed"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_at_one_byte_a_second_ends_at_its_total_time_and_the_step_at_its_deadline() {
+    let canary = Canary::start().await.unwrap();
+    let hostile = Hostile::start(canary.port).await;
+    let peers = hostile.peers().with_timeout(Duration::from_millis(700));
+    gives_up_at_the_steps_deadline(peers, hostile.service("trickle"), "timed out").await;
+}
+
+#[tokio::test]
+async fn a_name_that_never_resolves_gives_up_at_its_steps_deadline() {
+    let canary = Canary::start().await.unwrap();
+    let hostile = Hostile::start(canary.port).await;
+    let nowhere = "did:web:nowhere.invalid#temp_market".to_owned();
+    let why = "did:web:nowhere.invalid does not resolve";
+    gives_up_at_the_steps_deadline(hostile.peers(), nowhere, why).await;
+}
+
+#[tokio::test]
+async fn a_bidders_definite_refusal_fails_the_step_at_once() {
+    let canary = Canary::start().await.unwrap();
+    let hostile = Hostile::start(canary.port).await;
+    let market = market(hostile.peers(), Deadlines::DEFAULT);
+    let mut contract = at_step(accept_written(hostile.service("shout")));
+    let said = drive(&market, &mut contract, Duration::from_secs(20)).await;
+    assert_eq!(contract.status.phase, ComputePhase::Failed, "{said:?}");
+    assert_eq!(said.len(), 1, "one try, no retry: {said:?}");
+    let reason = contract.status.message.clone().unwrap();
+    assert!(
+        reason.contains("answered 400 Bad Request: Nope"),
         "{reason}"
     );
 }

@@ -388,6 +388,17 @@ mod tests {
     }
 
     #[test]
+    fn a_status_stored_before_retries_had_deadlines_still_reads() {
+        let stored = r#"{"phase":"Failed","retries":3,"message":"x; retry in 12 s",
+            "flow":{"startedAt":"2026-12-05T10:00:00.000Z",
+                "step":{"step":"failed","reason":"x","held":null}}}"#;
+        let status: ComputeContractStatus = serde_json::from_str(stored).expect("reads");
+        assert_eq!((status.retries, status.retrying.clone()), (3, None));
+        assert_eq!(status.next_try_in(second(0)), None);
+        assert!(!status.release_gave_up());
+    }
+
+    #[test]
     fn a_secret_says_what_it_waits_for_until_it_is_delivered() {
         let secret = SecretRef {
             name: "db".into(),

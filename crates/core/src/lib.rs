@@ -19,8 +19,8 @@
 //!   against the Infra that holds its nodes);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`market`] (`Market`, the
 //!   compute market), [`timestamp`] (time values and the `Clock` port);
-//! - faults: [`retry`] (the one retry rule: transient or permanent, backoff with jitter,
-//!   `Retry-After`).
+//! - faults: [`retry`] (the one retry rule: which failures may heal, backoff with jitter,
+//!   `Retry-After`, deadlines; each market step's deadline is in `auction::deadline`).
 
 pub mod auction;
 pub mod cluster_nodes;

@@ -148,17 +148,3 @@ impl<R: RecordRepo + 'static> Context<R> {
         self.clock.now()
     }
 }
-
-/// The wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or_default();
-        Timestamp::from_unix_millis(millis).unwrap_or(Timestamp::MAX)
-    }
-}

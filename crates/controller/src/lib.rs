@@ -16,5 +16,6 @@ pub mod kinds;
 pub mod remote;
 pub mod runtime;
 
-pub use context::{Context, ReconcileError, SystemClock};
+pub use context::{Context, ReconcileError};
 pub use engine::{Engine, EngineConfig};
+pub use swdesk_core::timestamp::SystemClock;

@@ -1,6 +1,7 @@
 //! Time as the domain sees it. Every rule that depends on time takes `now: Timestamp` as a
-//! parameter; nothing in this crate reads a clock. The [`Clock`] trait is the port later crates
-//! implement (the system clock in the app, a paused clock in tests).
+//! parameter; no rule in this crate reads a clock. The [`Clock`] trait is the port the crates
+//! that do I/O take their time from: [`SystemClock`], its one implementation on the wall clock
+//! (defined here once so the controller and the market share it), or a paused clock in tests.
 //!
 //! Invariants: a [`Timestamp`] has millisecond precision and always lies in the years
 //! 0000..=9999 (the range an atproto datetime can express), so formatting it never fails.
@@ -46,6 +47,21 @@ pub enum TimestampError {
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// The current instant.
     fn now(&self) -> Timestamp;
+}
+
+/// The wall clock: the system's time, saturating at [`Timestamp::MAX`] (and at the epoch for a
+/// system clock set before it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or_default();
+        Timestamp::from_unix_millis(millis).unwrap_or(Timestamp::MAX)
+    }
 }
 
 impl Timestamp {

@@ -24,4 +24,5 @@ pub mod service_ref;
 pub mod status;
 
 pub use peers::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
-pub use requester::{RequesterMarket, Settings, SystemClock};
+pub use requester::{RequesterMarket, Settings};
+pub use swdesk_core::timestamp::SystemClock;

@@ -50,7 +50,7 @@ use swdesk_core::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredR
 use swdesk_core::retry::Fault;
 use swdesk_core::rkey::Rkey;
 use swdesk_core::secret::SecretVault;
-use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_core::timestamp::{Clock, SystemClock, Timestamp};
 use swdesk_core::uri::RecordUri;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
@@ -1033,20 +1033,6 @@ fn invalid(error: swdesk_core::auction::flow::InvalidTransition) -> MarketError 
     MarketError {
         message: format!("the persisted flow cannot take this step: {error}"),
         transient: false,
-    }
-}
-
-/// The wall clock, for the times bids arrive.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or_default();
-        Timestamp::from_unix_millis(millis).unwrap_or(Timestamp::MAX)
     }
 }
 

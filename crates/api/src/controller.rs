@@ -254,12 +254,13 @@ impl AccountController {
         )))
     }
 
-    /// Runs `read` on the store off the async executor, in its turn (see [`Store::call`]).
-    pub async fn read<T: Send + 'static>(
+    /// Runs `work` (a read or a write) on the store off the async executor, in its turn (see
+    /// [`Store::call`]).
+    pub async fn with_store<T: Send + 'static>(
         &self,
-        read: impl FnOnce(&Store) -> T + Send + 'static,
+        work: impl FnOnce(&Store) -> T + Send + 'static,
     ) -> Result<T, ControllerError> {
-        (self.store.call(read).await).map_err(|error| ControllerError::Read(error.to_string()))
+        (self.store.call(work).await).map_err(|error| ControllerError::Read(error.to_string()))
     }
 
     /// Sends every deployment change and every controller step to `sender` until the

@@ -216,7 +216,7 @@ impl Desk {
         let controller = running.as_ref().ok_or_else(|| self.not_running())?;
         let lookup = name.clone();
         let detail = controller
-            .read(move |store| deployments::detail(store, kind, &lookup))
+            .with_store(move |store| deployments::detail(store, kind, &lookup))
             .await?
             .map_err(store_error)?;
         let Some(detail) = detail else {
@@ -684,7 +684,7 @@ impl Desk {
     ) -> Result<T, DeskError> {
         let running = self.running().await;
         let controller = running.as_ref().ok_or_else(|| self.not_running())?;
-        controller.read(read).await?.map_err(store_error)
+        controller.with_store(read).await?.map_err(store_error)
     }
 
     async fn intent<T: Send + 'static>(
@@ -693,7 +693,7 @@ impl Desk {
     ) -> Result<T, DeskError> {
         let running = self.running().await;
         let controller = running.as_ref().ok_or_else(|| self.not_running())?;
-        Ok(controller.read(intent).await??)
+        Ok(controller.with_store(intent).await??)
     }
 
     /// The running controller; if it could not start for someone signed in, it is tried

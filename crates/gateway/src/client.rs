@@ -22,7 +22,7 @@ pub use crate::connection::SERVICE_ID;
 use crate::connection::{Connection, invalid};
 use crate::error::GatewayError;
 use crate::port::{Gateway, KubeconfigLifetime};
-use crate::subscription::ClusterFeed;
+use crate::subscription::{ClusterFeed, FeedLimits};
 
 /// The public network's gateway.
 pub const DEFAULT_GATEWAY_DID: &str = "did:web:k8s.socialweb.computer";
@@ -54,6 +54,7 @@ impl GatewayClientConfig {
 #[derive(Debug, Clone)]
 pub struct GatewayClient {
     pub(crate) inner: Arc<Connection>,
+    feed: FeedLimits,
 }
 
 impl GatewayClient {
@@ -62,7 +63,15 @@ impl GatewayClient {
         let http = config.resolver.http().clone();
         Self {
             inner: Arc::new(Connection::new(config.did, config.resolver, agent, http)),
+            feed: FeedLimits::default(),
         }
+    }
+
+    /// This client with other bounds for its `subscribeClusters` feeds (tests shorten them).
+    #[must_use]
+    pub fn with_feed_limits(mut self, limits: FeedLimits) -> Self {
+        self.feed = limits;
+        self
     }
 
     /// The gateway's DID.
@@ -176,7 +185,7 @@ impl Gateway for GatewayClient {
     }
 
     fn subscribe_clusters(&self, name: Option<&str>) -> ClusterFeed {
-        ClusterFeed::connect(Arc::clone(&self.inner), name.map(str::to_owned))
+        ClusterFeed::connect(Arc::clone(&self.inner), name.map(str::to_owned), self.feed)
     }
 
     async fn kubectl_apply_server_side(

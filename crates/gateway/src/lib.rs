@@ -5,7 +5,8 @@
 //! the endpoint from the gateway's `did:web` document, a service-auth token per call minted by
 //! the owner's PDS and cached until shortly before `exp`), [`subscription`]
 //! (`subscribeClusters` over WebSocket: DAG-CBOR frames, snapshot then changes, reconnect with
-//! backoff and a fresh snapshot), [`error`] (typed errors for every documented error and for
+//! backoff and a fresh snapshot; its bounds in `subscription/bounds.rs`, its texts cleaned in
+//! `subscription/clean.rs`), [`error`] (typed errors for every documented error and for
 //! transport failures), [`kubeconfig`] (saving one with mode 0600, reading its server and its
 //! certificate's validity).
 //!
@@ -21,4 +22,4 @@ pub mod subscription;
 pub use client::{DEFAULT_GATEWAY_DID, GatewayClient, GatewayClientConfig};
 pub use error::{ErrorName, GatewayError};
 pub use port::{Gateway, KubeconfigLifetime};
-pub use subscription::{ClusterFeed, FeedEvent};
+pub use subscription::{Breach, ClusterFeed, FeedEvent, FeedLimits};

@@ -219,6 +219,11 @@ impl Gateway {
         self.config.hostile_frame_bytes
     }
 
+    /// How each stream misbehaves, when the gateway is hostile so.
+    pub fn hostile_stream(&self) -> Option<crate::config::HostileStream> {
+        self.config.hostile_stream
+    }
+
     /// The gateway for `config`, known as `did` at `url`, writing records with `records`.
     #[allow(
         clippy::disallowed_methods,

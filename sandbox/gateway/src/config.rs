@@ -47,6 +47,25 @@ impl Timings {
     }
 }
 
+/// How a hostile gateway's `subscribeClusters` stream misbehaves, in place of the real one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostileStream {
+    /// A snapshot that never completes: the same `#cluster` frame, one every `every` (as fast
+    /// as the socket takes them when zero), forever.
+    Endless {
+        /// The pause between frames.
+        every: Duration,
+    },
+    /// Nothing at all after the handshake, and no answer to a ping: the socket is never read.
+    Silent,
+    /// A complete snapshot of this many clusters (more than any account may have).
+    Clusters(usize),
+    /// A complete snapshot whose texts hold controls and bidi overrides: a cluster named with
+    /// one, a member whose DID holds one, and a cluster `text` whose phase, instance, server,
+    /// member and node texts all do.
+    Texts,
+}
+
 /// Everything [`crate::start`] takes.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -69,6 +88,9 @@ pub struct Config {
     /// Hostile mode: every `subscribeClusters` stream opens with one binary frame of this many
     /// bytes (a gateway flooding the client's socket); `None` in a well-behaved gateway.
     pub hostile_frame_bytes: Option<usize>,
+    /// Hostile mode: every `subscribeClusters` stream misbehaves so (see [`HostileStream`]);
+    /// `None` in a well-behaved gateway.
+    pub hostile_stream: Option<HostileStream>,
     /// Hostile mode: every kubeconfig it issues also asks for an `exec` plugin, an
     /// `auth-provider`, a token file, a proxy, skipped TLS checks, and a second context made
     /// current (what the app must never save); `false` in a well-behaved gateway.
@@ -89,6 +111,7 @@ impl Config {
             allow_no_expiry: true,
             clock_skew_seconds: 0,
             hostile_frame_bytes: None,
+            hostile_stream: None,
             hostile_kubeconfig: false,
         }
     }

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use swdesk_sandbox_peer::{BindError, Loopback, Serving};
 use url::Url;
 
-pub use config::{Config, GatewayAccount, Timings};
+pub use config::{Config, GatewayAccount, HostileStream, Timings};
 
 /// Why the gateway did not start.
 #[derive(Debug, thiserror::Error)]

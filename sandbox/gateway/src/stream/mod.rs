@@ -6,7 +6,8 @@
 //! the stream subscribes to changes *before* it reads the snapshot, sends the snapshot, then
 //! `#info SnapshotComplete`, then every change of the caller's clusters. A subscriber that
 //! falls behind is disconnected, to reconnect and take a fresh snapshot. A hostile gateway
-//! (`Config::hostile_frame_bytes`) opens each stream with one oversized frame instead.
+//! (`Config::hostile_frame_bytes`) opens each stream with one oversized frame instead; one with
+//! `Config::hostile_stream` sends what [`hostile`] makes in place of the real stream.
 
 use std::sync::Arc;
 
@@ -24,6 +25,8 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::auth::caller;
 use crate::clusters::Gateway;
 use crate::xrpc::{Refusal, parse_query};
+
+mod hostile;
 
 #[derive(Serialize)]
 struct Header<'a> {
@@ -87,6 +90,9 @@ async fn stream(gateway: Arc<Gateway>, owner: String, name: Option<String>, mut 
             .await;
         let _ = socket.send(WsMessage::Close(None)).await;
         return;
+    }
+    if let Some(mode) = gateway.hostile_stream() {
+        return hostile::stream(mode, &mut socket).await;
     }
     let mut changes = gateway.subscribe();
     let mut closing = gateway.closing();

@@ -23,12 +23,19 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
 };
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 use crate::connection::{Connection, refusal};
+pub use bounds::{Breach, FeedLimits};
+use bounds::{Tally, Watch};
+
+mod bounds;
+mod clean;
 use crate::error::{ErrorName, GatewayError};
 
 /// The first wait before reconnecting.
@@ -85,9 +92,13 @@ impl ClusterFeed {
         self.events.recv().await
     }
 
-    pub(crate) fn connect(inner: Arc<Connection>, name: Option<String>) -> Self {
+    pub(crate) fn connect(
+        inner: Arc<Connection>,
+        name: Option<String>,
+        limits: FeedLimits,
+    ) -> Self {
         let (sender, mut feed) = Self::channel();
-        feed.task = Some(tokio::spawn(run(inner, name, sender)));
+        feed.task = Some(tokio::spawn(run(inner, name, limits, sender)));
         feed
     }
 }
@@ -101,6 +112,14 @@ enum Ended {
         error: GatewayError,
         delivered: bool,
     },
+    /// The gateway passed a bound; the backoff is not reset, even after a snapshot.
+    Breached(GatewayError),
+}
+
+impl Ended {
+    fn broke(error: GatewayError, delivered: bool) -> Self {
+        Self::Broke { error, delivered }
+    }
 }
 
 /// The waits between reconnects: core's one retry rule, jittered, from [`INITIAL_BACKOFF`] to
@@ -128,12 +147,19 @@ impl Reconnects {
     }
 }
 
-async fn run(inner: Arc<Connection>, name: Option<String>, events: mpsc::Sender<FeedEvent>) {
+async fn run(
+    inner: Arc<Connection>,
+    name: Option<String>,
+    limits: FeedLimits,
+    events: mpsc::Sender<FeedEvent>,
+) {
     let mut backoff = Reconnects::default();
     loop {
-        let (error, delivered) = match connection(&inner, name.as_deref(), &events).await {
+        let ended = connection(&inner, name.as_deref(), limits, &events).await;
+        let (error, delivered) = match ended {
             Ended::ConsumerGone => return,
             Ended::Broke { error, delivered } => (error, delivered),
+            Ended::Breached(error) => (error, false),
         };
         if is_fatal(&error) {
             let _ = events
@@ -164,49 +190,127 @@ fn is_fatal(error: &GatewayError) -> bool {
     ) && !error.is_transient()
 }
 
-/// One connection: the snapshot, then changes until it breaks.
+/// One connection: the snapshot, then changes until it breaks or passes a bound.
 async fn connection(
     inner: &Connection,
     name: Option<&str>,
+    limits: FeedLimits,
     events: &mpsc::Sender<FeedEvent>,
 ) -> Ended {
-    let broke = |error, delivered| Ended::Broke { error, delivered };
     let mut socket = match open(inner, name).await {
         Ok(socket) => socket,
-        Err(error) => return broke(error, false),
+        Err(error) => return Ended::broke(error, false),
     };
-    let mut snapshot = Vec::new();
-    let mut delivered = false;
+    let mut state = Reading::new(limits);
+    let mut ping = tokio::time::interval(limits.ping_every);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let frame = match socket.next().await {
-            Some(Ok(WsMessage::Binary(bytes))) => decode(&bytes),
-            Some(Ok(WsMessage::Ping(payload))) => {
-                let _ = socket.send(WsMessage::Pong(payload)).await;
+        let read = tokio::select! {
+            read = socket.next() => read,
+            _ = ping.tick() => {
+                let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(WsMessage::Ping(Vec::new().into()))).await;
                 continue;
             }
-            Some(Ok(WsMessage::Close(_))) | None => Err(closed("the gateway closed the stream")),
+            () = tokio::time::sleep_until(state.watch.deadline()) => {
+                match state.watch.expired(Instant::now(), state.tally.frames()) {
+                    Some(breach) => return close(&mut socket, breach).await,
+                    None => continue,
+                }
+            }
+        };
+        state.watch.heard(Instant::now());
+        let bytes = match read {
+            Some(Ok(WsMessage::Binary(bytes))) => bytes,
+            Some(Ok(WsMessage::Close(_))) | None => {
+                return Ended::broke(closed("the gateway closed the stream"), state.delivered);
+            }
             Some(Ok(_)) => continue,
-            Some(Err(error)) => Err(closed(&read_failure(&error))),
-        };
-        let message = match frame {
-            Ok(message) => message,
-            Err(error) => return broke(error, delivered),
-        };
-        let event = match (delivered, message) {
-            (false, Message::Info(info)) if info.name == InfoName::SnapshotComplete => {
-                delivered = true;
-                FeedEvent::Snapshot(std::mem::take(&mut snapshot))
+            Some(Err(error)) => {
+                return Ended::broke(closed(&read_failure(&error)), state.delivered);
             }
-            (false, message) => {
-                snapshot.push(message);
-                continue;
-            }
-            (true, message) => FeedEvent::Change(message),
+        };
+        let event = match state.take(&bytes) {
+            Ok(Some(event)) => event,
+            Ok(None) => continue,
+            Err(Stop::Error(error)) => return Ended::broke(error, state.delivered),
+            Err(Stop::Breach(breach)) => return close(&mut socket, breach).await,
         };
         if events.send(event).await.is_err() {
             return Ended::ConsumerGone;
         }
     }
+}
+
+/// What one connection has read so far.
+struct Reading {
+    limits: FeedLimits,
+    watch: Watch,
+    tally: Tally,
+    snapshot: Vec<Message>,
+    delivered: bool,
+}
+
+/// Why a frame ends the connection.
+enum Stop {
+    Error(GatewayError),
+    Breach(Breach),
+}
+
+impl Reading {
+    fn new(limits: FeedLimits) -> Self {
+        Self {
+            limits,
+            watch: Watch::new(limits, Instant::now()),
+            tally: Tally::default(),
+            snapshot: Vec::new(),
+            delivered: false,
+        }
+    }
+
+    /// One binary frame: counted, decoded, cleaned, admitted; the event it makes, if any.
+    fn take(&mut self, bytes: &[u8]) -> Result<Option<FeedEvent>, Stop> {
+        if !self.delivered {
+            self.tally
+                .count(bytes.len(), &self.limits)
+                .map_err(Stop::Breach)?;
+        }
+        let message = match decode(bytes).map(clean::message) {
+            Err(error) => return Err(Stop::Error(error)),
+            Ok(Err(refused)) => {
+                tracing::warn!(%refused, "a subscribeClusters frame is refused");
+                return Ok(None);
+            }
+            Ok(Ok(message)) => message,
+        };
+        self.tally
+            .admit(&message, &self.limits)
+            .map_err(Stop::Breach)?;
+        Ok(match (self.delivered, message) {
+            (false, Message::Info(info)) if info.name == InfoName::SnapshotComplete => {
+                self.delivered = true;
+                self.watch.completed();
+                Some(FeedEvent::Snapshot(std::mem::take(&mut self.snapshot)))
+            }
+            (false, message) => {
+                self.snapshot.push(message);
+                None
+            }
+            (true, message) => Some(FeedEvent::Change(message)),
+        })
+    }
+}
+
+/// Ends a connection that passed `breach`: the gateway is told why in a policy close frame
+/// (not waited on long), and the feed reconnects on its backoff, never reset by it.
+async fn close(socket: &mut Socket, breach: Breach) -> Ended {
+    let reason = breach.to_string();
+    tracing::warn!(%reason, "subscribeClusters closed: a bound was passed");
+    let frame = CloseFrame {
+        code: CloseCode::Policy,
+        reason: swdesk_lexicon::text::fit(&reason, 123).into_owned().into(),
+    };
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(Some(frame))).await;
+    Ended::Breached(closed(&format!("the feed was closed: {reason}")))
 }
 
 /// Why reading the stream failed, in words: an oversized frame is named by its size.
@@ -229,6 +333,8 @@ fn closed(reason: &str) -> GatewayError {
 
 /// The largest frame (and message) the feed reads: a bigger one breaks the connection.
 const MAX_FRAME: usize = 4 * 1024 * 1024;
+/// How long a ping or a close frame may take to send.
+const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the WebSocket handshake may take once connected.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 

@@ -5,7 +5,10 @@
 //! a Job followed.
 //!
 //! Invariants: the board is replaced whole by every snapshot and changed only by frames after
-//! it, so a reconnect never leaves a stale cluster; a kubeconfig never passes through this
+//! it, so a reconnect never leaves a stale cluster; the board holds only what the feed admitted
+//! (its caps on clusters, members and nodes, and the cleaning of its texts, live in one place,
+//! `swdesk_gateway::FeedLimits` and the feed's cleaner), and a feed that passed a bound shows as
+//! reconnecting with the bound in its message; a kubeconfig never passes through this
 //! module except on its way to the file (it is a credential); a manifest is parsed here (YAML
 //! or JSON) and refused with its parse error before any request is made.
 
@@ -667,6 +670,50 @@ mod tests {
         );
         assert!(board.apply(&FeedEvent::Change(gone)));
         assert!(board.rows().is_empty());
+    }
+
+    /// A feed that passed a bound shows where the connection state is shown: reconnecting,
+    /// the bound and how much, and when it tries again; the clusters seen stay.
+    #[tokio::test]
+    async fn a_breached_feed_shows_the_bound_it_passed_as_why_it_reconnects() {
+        let (events, feed) = swdesk_gateway::ClusterFeed::channel();
+        let directory = tempfile::tempdir().unwrap();
+        let kept = LastSeen::beside(&directory.path().join("store.sqlite"));
+        let view = std::sync::Arc::new(std::sync::Mutex::new(ClustersView {
+            clusters: Vec::new(),
+            connection: "connecting".to_owned(),
+            message: None,
+            as_of: None,
+        }));
+        let following = tokio::spawn(follow(
+            feed,
+            std::sync::Arc::clone(&view),
+            Kept { kept, seen: None },
+            |_| {},
+        ));
+        let reason = "the gateway could not be reached for com.publicdomainrelay.temp.cluster.subscribeClusters: the feed was closed: the gateway named more than 64 clusters";
+        let breach = FeedEvent::Disconnected {
+            reason: reason.to_owned(),
+            retry_in: std::time::Duration::from_millis(1500),
+        };
+        events
+            .send(FeedEvent::Snapshot(vec![cluster("dev", "Ready")]))
+            .await
+            .unwrap();
+        events.send(breach).await.unwrap();
+        drop(events);
+        following.await.unwrap();
+        let shown = view.lock().unwrap().clone();
+        assert_eq!(shown.connection, "reconnecting");
+        assert_eq!(
+            shown.message,
+            Some(format!("{reason}; trying again in 1 s"))
+        );
+        assert_eq!(shown.clusters.len(), 1, "the clusters seen stay shown");
+        assert!(
+            shown.as_of.is_some(),
+            "marked with when they were seen live"
+        );
     }
 
     #[test]

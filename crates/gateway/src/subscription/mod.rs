@@ -8,6 +8,12 @@
 //! reconnects with a fresh token and delivers a fresh snapshot. A refusal that retrying cannot
 //! fix (a bad token, `ClusterNotFound`) ends the feed with [`FeedEvent::Failed`].
 //!
+//! A gateway is not trusted with the feed's size or pace: each connection is held to
+//! [`FeedLimits`] (`bounds.rs`: the snapshot's frames, bytes and deadline, a ping and an idle
+//! timeout, clusters and each one's members and nodes) and each frame is cleaned before it is
+//! kept (`clean.rs`). A connection that passes a bound is closed, the [`Breach`] named in the
+//! `Disconnected` reason, and the backoff is not reset by it.
+//!
 //! Frames are atproto event-stream frames: a DAG-CBOR header `{op, t}` then a DAG-CBOR body;
 //! `op: -1` is an error `{error, message}`.
 
@@ -205,29 +211,9 @@ async fn connection(
     let mut ping = tokio::time::interval(limits.ping_every);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let read = tokio::select! {
-            read = socket.next() => read,
-            _ = ping.tick() => {
-                let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(WsMessage::Ping(Vec::new().into()))).await;
-                continue;
-            }
-            () = tokio::time::sleep_until(state.watch.deadline()) => {
-                match state.watch.expired(Instant::now(), state.tally.frames()) {
-                    Some(breach) => return close(&mut socket, breach).await,
-                    None => continue,
-                }
-            }
-        };
-        state.watch.heard(Instant::now());
-        let bytes = match read {
-            Some(Ok(WsMessage::Binary(bytes))) => bytes,
-            Some(Ok(WsMessage::Close(_))) | None => {
-                return Ended::broke(closed("the gateway closed the stream"), state.delivered);
-            }
-            Some(Ok(_)) => continue,
-            Some(Err(error)) => {
-                return Ended::broke(closed(&read_failure(&error)), state.delivered);
-            }
+        let bytes = match next_frame(&mut socket, &mut state, &mut ping).await {
+            Ok(bytes) => bytes,
+            Err(ended) => return ended,
         };
         let event = match state.take(&bytes) {
             Ok(Some(event)) => event,
@@ -237,6 +223,48 @@ async fn connection(
         };
         if events.send(event).await.is_err() {
             return Ended::ConsumerGone;
+        }
+    }
+}
+
+/// The next binary frame; meanwhile pings go out on time, pings in are answered, and a
+/// deadline passed (the snapshot's, the idle timeout) closes the connection.
+async fn next_frame(
+    socket: &mut Socket,
+    state: &mut Reading,
+    ping: &mut tokio::time::Interval,
+) -> Result<tungstenite::Bytes, Ended> {
+    loop {
+        let read = tokio::select! {
+            read = socket.next() => read,
+            _ = ping.tick() => {
+                let ping = socket.send(WsMessage::Ping(Vec::new().into()));
+                let _ = tokio::time::timeout(SEND_TIMEOUT, ping).await;
+                continue;
+            }
+            () = tokio::time::sleep_until(state.watch.deadline()) => {
+                match state.watch.expired(Instant::now(), state.tally.frames()) {
+                    Some(breach) => return Err(close(socket, breach).await),
+                    None => continue,
+                }
+            }
+        };
+        state.watch.heard(Instant::now());
+        match read {
+            Some(Ok(WsMessage::Binary(bytes))) => return Ok(bytes),
+            Some(Ok(WsMessage::Ping(payload))) => {
+                let pong = socket.send(WsMessage::Pong(payload));
+                let _ = tokio::time::timeout(SEND_TIMEOUT, pong).await;
+            }
+            Some(Ok(WsMessage::Close(_))) | None => {
+                let error = closed("the gateway closed the stream");
+                return Err(Ended::broke(error, state.delivered));
+            }
+            Some(Ok(_)) => {}
+            Some(Err(error)) => {
+                let error = closed(&read_failure(&error));
+                return Err(Ended::broke(error, state.delivered));
+            }
         }
     }
 }

@@ -30,6 +30,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -203,10 +204,18 @@ async fn connection(
     limits: FeedLimits,
     events: &mpsc::Sender<FeedEvent>,
 ) -> Ended {
-    let mut socket = match open(inner, name).await {
-        Ok(socket) => socket,
-        Err(error) => return Ended::broke(error, false),
-    };
+    match open(inner, name).await {
+        Ok(socket) => read(socket, limits, events).await,
+        Err(error) => Ended::broke(error, false),
+    }
+}
+
+/// Reads an open `socket` until it breaks or passes a bound.
+async fn read<T: Io>(
+    mut socket: WebSocketStream<T>,
+    limits: FeedLimits,
+    events: &mpsc::Sender<FeedEvent>,
+) -> Ended {
     let mut state = Reading::new(limits);
     let mut ping = tokio::time::interval(limits.ping_every);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -229,8 +238,8 @@ async fn connection(
 
 /// The next binary frame; meanwhile pings go out on time, pings in are answered, and a
 /// deadline passed (the snapshot's, the idle timeout) closes the connection.
-async fn next_frame(
-    socket: &mut Socket,
+async fn next_frame<T: Io>(
+    socket: &mut WebSocketStream<T>,
     state: &mut Reading,
     ping: &mut tokio::time::Interval,
 ) -> Result<tungstenite::Bytes, Ended> {
@@ -330,7 +339,7 @@ impl Reading {
 
 /// Ends a connection that passed `breach`: the gateway is told why in a policy close frame
 /// (not waited on long), and the feed reconnects on its backoff, never reset by it.
-async fn close(socket: &mut Socket, breach: Breach) -> Ended {
+async fn close<T: Io>(socket: &mut WebSocketStream<T>, breach: Breach) -> Ended {
     let reason = breach.to_string();
     tracing::warn!(%reason, "subscribeClusters closed: a bound was passed");
     let frame = CloseFrame {
@@ -366,8 +375,11 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the WebSocket handshake may take once connected.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Socket = WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// What a feed's socket runs over: TCP (or TLS) in the app, a pipe in unit tests.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
 
 /// Connects with a fresh token.
 async fn open(inner: &Connection, name: Option<&str>) -> Result<Socket, GatewayError> {
@@ -469,7 +481,69 @@ pub fn decode(bytes: &[u8]) -> Result<Message, GatewayError> {
 
 #[cfg(test)]
 mod tests {
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
     use super::*;
+
+    /// A feed's reader over a pipe, and the gateway's end of it.
+    async fn piped(
+        limits: FeedLimits,
+    ) -> (JoinHandle<Ended>, WebSocketStream<tokio::io::DuplexStream>) {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let ours = WebSocketStream::from_raw_socket(ours, Role::Client, None).await;
+        let theirs = WebSocketStream::from_raw_socket(theirs, Role::Server, None).await;
+        let (events, mut feed) = ClusterFeed::channel();
+        tokio::spawn(async move { while feed.next().await.is_some() {} });
+        let reading = tokio::spawn(async move { read(ours, limits, &events).await });
+        (reading, theirs)
+    }
+
+    fn breach_of(ended: Ended) -> String {
+        match ended {
+            Ended::Breached(error) => error.to_string(),
+            Ended::Broke { error, .. } => panic!("broke, no breach: {error}"),
+            Ended::ConsumerGone => panic!("the consumer went"),
+        }
+    }
+
+    /// `SnapshotComplete` as a gateway frames it.
+    fn complete() -> WsMessage {
+        let header = serde_json::json!({"op": 1, "t": "#info"});
+        let mut bytes = serde_ipld_dagcbor::to_vec(&header).unwrap();
+        let body = serde_json::json!({"name": "SnapshotComplete"});
+        bytes.extend(serde_ipld_dagcbor::to_vec(&body).unwrap());
+        WsMessage::Binary(bytes.into())
+    }
+
+    /// With the default limits, on paused time: a gateway that completes its snapshot, then
+    /// never answers again, is closed after 60 s of silence, not before, though pings went out.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_socket_is_closed_after_the_default_idle_timeout() {
+        let (reading, mut gateway) = piped(FeedLimits::default()).await;
+        gateway.send(complete()).await.unwrap();
+        let started = Instant::now();
+        let reason = breach_of(reading.await.unwrap());
+        let silent = "the gateway was silent for 60 s (no frame, no answer to a ping)";
+        assert!(reason.ends_with(silent), "{reason}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(59) && waited < Duration::from_secs(61),
+            "{waited:?}"
+        );
+    }
+
+    /// On paused time: a gateway that answers every ping but never completes its snapshot is
+    /// closed at the default 60 s deadline.
+    #[tokio::test(start_paused = true)]
+    async fn a_snapshot_kept_alive_by_pongs_is_closed_at_the_default_deadline() {
+        let (reading, mut gateway) = piped(FeedLimits::default()).await;
+        tokio::spawn(async move { while let Some(Ok(_)) = gateway.next().await {} });
+        let reason = breach_of(reading.await.unwrap());
+        assert!(
+            reason.ends_with("the gateway's snapshot did not complete within 60 s (0 frames sent)"),
+            "{reason}"
+        );
+    }
 
     #[test]
     fn reconnect_waits_grow_to_the_cap_with_jitter_and_reset_after_a_snapshot() {

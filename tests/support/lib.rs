@@ -874,8 +874,6 @@ async fn connect(port: u16, binary: &str) -> anyhow::Result<Client> {
         "tauri:options".to_owned(),
         serde_json::json!({ "application": binary }),
     );
-    // Two rustls providers are linked here (fantoccini's and reqwest's): name the one to use.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = ClientBuilder::rustls()?;
     builder.capabilities(capabilities);
     let url = format!("http://127.0.0.1:{port}");

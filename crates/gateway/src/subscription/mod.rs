@@ -545,6 +545,18 @@ mod tests {
         );
     }
 
+    /// A `wss://` feed's TLS configuration is built by tokio-tungstenite with
+    /// `rustls::ClientConfig::builder()`, which panics ("no process-level CryptoProvider") unless
+    /// exactly one provider is linked (reqwest's aws-lc-rs: the updater plugin's `rustls-tls`,
+    /// which adds ring, stays off) or one was installed, which the app never does. Built with
+    /// the whole workspace, as `cargo xtask test` builds it, the shell's features included.
+    #[test]
+    fn a_wss_feeds_tls_configuration_builds_on_the_one_linked_provider() {
+        let _config = rustls::ClientConfig::builder()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+    }
+
     #[test]
     fn reconnect_waits_grow_to_the_cap_with_jitter_and_reset_after_a_snapshot() {
         let mut backoff = Reconnects::default();

@@ -60,6 +60,7 @@ fn auction(first_free: bool) -> Auction {
             window: Duration::from_secs(30),
             first_free,
         },
+        declined: Vec::new(),
     }
 }
 

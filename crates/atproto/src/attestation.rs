@@ -107,18 +107,35 @@ impl AttestationKey {
 }
 
 /// `record` (a JSON object, with its `$type`) with an inline signature by `key` appended, as
-/// the record of `repository`'s repo, signed at `issued_at` (an atproto datetime).
+/// the record of `repository`'s repo, signed at `issued_at` (an atproto datetime), naming no
+/// issuer.
 pub fn sign_record(
     record: &Value,
     key: &AttestationKey,
     repository: &str,
     issued_at: &str,
 ) -> Result<Value, AttestationError> {
+    sign_record_as(record, key, repository, issued_at, None)
+}
+
+/// [`sign_record`] naming `issuer` (a DID whose document lists `key`) in the signature: the
+/// entry's `issuer` is part of what is signed, as the public implementation's `Attestation`
+/// signs it, and tells a strict verifier in whose DID document to look for the key.
+pub fn sign_record_as(
+    record: &Value,
+    key: &AttestationKey,
+    repository: &str,
+    issued_at: &str,
+    issuer: Option<&str>,
+) -> Result<Value, AttestationError> {
     let mut entry = json!({
         "$type": INLINE_SIGNATURE_TYPE,
         "key": key.did_key(),
         "issuedAt": issued_at,
     });
+    if let Some(issuer) = issuer {
+        entry["issuer"] = Value::String(issuer.to_owned());
+    }
     let cid = attestation_cid(record, &entry, repository)?;
     entry["cid"] = Value::String(cid.to_string());
     entry["signature"] = json!({"$bytes": STANDARD_NO_PAD.encode(key.sign(&cid.to_bytes()))});
@@ -290,6 +307,30 @@ mod tests {
             );
             assert_eq!(problems, vec![], "{curve:?}");
         }
+    }
+
+    #[test]
+    fn a_signature_naming_its_issuer_verifies_and_the_issuer_is_part_of_what_is_signed() {
+        let key = AttestationKey::generate(Curve::P256);
+        let at = "2026-12-03T10:00:00.000Z";
+        let signed = sign_record_as(&rfp(), &key, REPO, at, Some(REPO)).expect("signs");
+        let checks = verify_inline_signatures(&signed, REPO);
+        assert_eq!(checks[0].issuer.as_deref(), Some(REPO));
+        assert_eq!(checks[0].result, Ok(()));
+        let problems = swdesk_lexicon::validate::validate_record(
+            "com.publicdomainrelay.temp.market.rfp",
+            &signed,
+        );
+        assert_eq!(problems, vec![]);
+        let mut renamed = signed.clone();
+        renamed["signatures"][0]["issuer"] = json!("did:web:stranger.example.com");
+        let checks = verify_inline_signatures(&renamed, REPO);
+        assert!(matches!(
+            checks[0].result,
+            Err(SignatureProblem::CidMismatch { .. })
+        ));
+        let plain = sign_record(&rfp(), &key, REPO, at).expect("signs");
+        assert_eq!(verify_inline_signatures(&plain, REPO)[0].issuer, None);
     }
 
     #[test]

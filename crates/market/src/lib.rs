@@ -5,7 +5,8 @@
 //!
 //! Map: [`requester`] (the step driver: one step of the durable flow per `advance`),
 //! [`collector`] (the answers to an RFP while its window is open), [`guest`] (the guest's
-//! events about our receipt), [`keys`] (the attestation key published in the owner's repo, and
+//! events about our receipt), [`issuer`] (when the owner's records name the owner as their
+//! signatures' issuer: the owner's DID document lists our key), [`keys`] (the attestation key published in the owner's repo, and
 //! bidders' keys checked against theirs), [`peers`] (the port to the other parties and its HTTP adapter),
 //! [`sealing`] (a guest's key and secrets sealed to it), [`service_ref`] (service references
 //! in both dialects: `did:…#id` and plain URLs),
@@ -16,6 +17,7 @@
 
 pub mod collector;
 pub mod guest;
+pub mod issuer;
 pub mod keys;
 pub mod peers;
 pub mod requester;

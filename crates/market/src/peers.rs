@@ -22,6 +22,7 @@ use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
 use serde_json::{Value, json};
 use swdesk_atproto::identity::{DidDocument, Resolver};
 use swdesk_atproto::oauth::Secret;
+use swdesk_atproto::plc::{Listing, live_listing};
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_core::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
@@ -91,6 +92,15 @@ pub trait Peers: Send + Sync + std::fmt::Debug + 'static {
         &self,
         did: &str,
     ) -> impl Future<Output = Result<Vec<String>, PeerError>> + Send;
+
+    /// How `did`'s live DID document (read afresh) stands with `key` under `#attestation`:
+    /// whether the owner's records may name the owner as their signatures' issuer
+    /// ([`crate::issuer`]).
+    fn attestation_listing(
+        &self,
+        did: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<Listing, PeerError>> + Send;
 
     /// The service endpoints `did`'s DID document names, as written (an issuer is tied to an
     /// author through them: `swdesk_core::auction::trust::is_tied`).
@@ -283,6 +293,12 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
 
     async fn document_keys(&self, did: &str) -> Result<Vec<String>, PeerError> {
         Ok(self.document(did).await?.did_keys())
+    }
+
+    async fn attestation_listing(&self, did: &str, key: &str) -> Result<Listing, PeerError> {
+        live_listing(&self.resolver, did, key)
+            .await
+            .map_err(|error| PeerError::transient(format!("{did} does not resolve: {error}")))
     }
 
     async fn document_endpoints(&self, did: &str) -> Result<Vec<String>, PeerError> {

@@ -29,10 +29,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_atproto::attestation::{AttestationKey, SignatureCheck, sign_record, verified_signers};
+use swdesk_atproto::attestation::{
+    AttestationKey, SignatureCheck, sign_record_as, verified_signers,
+};
 use swdesk_core::auction::bidders::{FoundOffering, asked_bidders, offering_repos};
 use swdesk_core::auction::bids::{
-    Auction, CountedBid, Decision, ReceivedBid, admit, author_of, decide,
+    Auction, CountedBid, Decision, Declined, ReceivedBid, admit, author_of, decide,
 };
 use swdesk_core::auction::deadline::{Deadlines, after_failure};
 use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
@@ -66,6 +68,7 @@ use swdesk_atproto::{Agent, PdsRepo};
 
 use crate::collector::Collector;
 use crate::guest::{Reported, Unbound, about_receipt};
+use crate::issuer::{OwnerListing, read_listing};
 use crate::keys;
 use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
@@ -171,6 +174,8 @@ pub struct RequesterMarket<R, P> {
     collector: Collector,
     /// Set once the owner's repo is known to publish `key` (see [`crate::keys`]).
     key_published: tokio::sync::OnceCell<()>,
+    /// Whether the owner's DID document lists `key`: the issuer our signatures name.
+    listing: OwnerListing,
     /// Where the values of secrets sealed to guests are read; none: secrets wait.
     vault: Option<Arc<dyn SecretVault>>,
 }
@@ -231,6 +236,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             settings,
             collector: Collector::default(),
             key_published: tokio::sync::OnceCell::new(),
+            listing: OwnerListing::default(),
             vault: None,
         }
     }
@@ -416,7 +422,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         };
         let value = if signed {
             self.publish_key().await?;
-            self.sign(&value, at)?
+            self.sign(&value, at).await?
         } else {
             value
         };
@@ -439,10 +445,27 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             })
     }
 
-    /// `value` signed as a record of the owner's repo, issued at `at` (the record key's time).
-    fn sign(&self, value: &Value, at: Timestamp) -> Result<Value, Stop> {
-        sign_record(value, &self.key, self.repo.owner(), &at.to_rfc3339())
-            .map_err(|error| Stop::Fail(format!("a record could not be signed: {error}")))
+    /// `value` signed as a record of the owner's repo, issued at `at` (the record key's time),
+    /// naming the owner as issuer while the owner's DID document lists the key
+    /// ([`crate::issuer`]).
+    async fn sign(&self, value: &Value, at: Timestamp) -> Result<Value, Stop> {
+        let issuer = self.issuer().await;
+        sign_record_as(
+            value,
+            &self.key,
+            self.repo.owner(),
+            &at.to_rfc3339(),
+            issuer.as_deref(),
+        )
+        .map_err(|error| Stop::Fail(format!("a record could not be signed: {error}")))
+    }
+
+    /// The owner's DID when its live document lists our key (read at most once a lifetime).
+    async fn issuer(&self) -> Option<String> {
+        let owner = self.repo.owner();
+        let did_key = self.key.did_key();
+        let read = read_listing(&*self.peers, owner, &did_key);
+        self.listing.issuer(owner, self.clock.now(), read).await
     }
 
     async fn put(&self, collection: &str, rkey: String, value: &Value) -> Result<StrongRef, Stop> {
@@ -483,6 +506,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             denied: plan.deny_bidder_dids,
             opened_at: now,
             bidding: plan.bidding,
+            declined: Vec::new(),
         }))
     }
 
@@ -535,12 +559,13 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         };
         let left = until.since(now).min(self.settings.longest_wait);
         inbox.wait(left).await;
+        let mut auction = auction.clone();
         let mut counted = bids.clone();
         let mut outcomes = Vec::new();
         let mut refused = Vec::new();
         for arrival in inbox.drain() {
             match arrival.answer {
-                Ok(Some(bid)) => match self.count(auction, bid, arrival.received_at).await {
+                Ok(Some(bid)) => match self.count(&auction, bid, arrival.received_at).await {
                     Ok(bid) => {
                         counted.push(bid.clone());
                         outcomes.push(Outcome::BidCounted(bid));
@@ -548,10 +573,17 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                     Err(bid) => refused.push(bid),
                 },
                 Ok(None) => tracing::info!(bidder = %arrival.bidder, "no bid"),
-                Err(error) => tracing::warn!(bidder = %arrival.bidder, %error, "submitRfp failed"),
+                Err(error) if error.transient => {
+                    tracing::warn!(bidder = %arrival.bidder, %error, "submitRfp failed");
+                }
+                Err(error) => {
+                    let declined = self.declined(arrival.bidder, &error);
+                    auction.keep_declined(declined.clone());
+                    outcomes.push(Outcome::Declined(declined));
+                }
             }
         }
-        match decide(auction, &counted, self.clock.now()) {
+        match decide(&auction, &counted, self.clock.now()) {
             Decision::CollectUntil(_) => {}
             decision => {
                 self.collector.close(&auction.rfp);
@@ -562,6 +594,17 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             outcomes,
             refused,
             ..Stepped::default()
+        }
+    }
+
+    /// A bidder's refusal of `submitRfp`, as the auction keeps it: it may be of our
+    /// signature, so the owner's DID document is read afresh before the next one.
+    fn declined(&self, bidder: String, error: &PeerError) -> Declined {
+        tracing::warn!(%bidder, %error, "the bidder refused the RFP");
+        self.listing.forget();
+        Declined {
+            bidder,
+            reason: peer_text(&error.message, PEER_WORDS_MAX),
         }
     }
 
@@ -660,7 +703,11 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .submit_accept
             .clone()
             .unwrap_or_else(|| format!("{}{MARKET_SERVICE}", won.winner.bidder));
-        let answer = self.peers.submit_accept(&service, accept).await?;
+        let answer = self
+            .peers
+            .submit_accept(&service, accept)
+            .await
+            .inspect_err(|_| self.listing.forget())?;
         Ok(Outcome::AcceptAnswered(Held {
             receipt: answer.receipt,
             submit_event: answer.submit_event,
@@ -1045,6 +1092,8 @@ mod tests {
 
     use super::*;
     use crate::peers::AcceptAnswer;
+    use swdesk_atproto::attestation::sign_record;
+    use swdesk_atproto::plc::Listing;
     use swdesk_core::auction::bids::FREE_TERMS_NSID;
     use swdesk_core::auction::request::Bidding;
     use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
@@ -1059,11 +1108,14 @@ mod tests {
 
     const OWNER: &str = "did:plc:owner";
 
-    /// Peers a relay lists (`listed`, none by default) that never bid; `submitEvent` answers
-    /// from a queue (then `Ok`).
+    /// Peers a relay lists (`listed`, none by default) that never bid (or refuse the RFP with
+    /// `rfp_refusal`); `submitEvent` answers from a queue (then `Ok`); the owner's DID document
+    /// lists our key when `owner_lists_key`.
     #[derive(Debug, Default)]
     struct FakePeers {
         listed: Vec<String>,
+        rfp_refusal: Option<PeerError>,
+        owner_lists_key: bool,
         rfps_sent: std::sync::atomic::AtomicUsize,
         event_answers: Mutex<VecDeque<Result<(), PeerError>>>,
         events_sent: Mutex<Vec<StrongRef>>,
@@ -1075,7 +1127,14 @@ mod tests {
         }
         async fn submit_rfp(&self, _: &str, _: &StrongRef) -> Result<Option<StrongRef>, PeerError> {
             (self.rfps_sent).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Ok(None)
+            self.rfp_refusal.clone().map_or(Ok(None), Err)
+        }
+        async fn attestation_listing(&self, _: &str, _: &str) -> Result<Listing, PeerError> {
+            Ok(if self.owner_lists_key {
+                Listing::Listed
+            } else {
+                Listing::Absent
+            })
         }
         async fn document_keys(&self, _: &str) -> Result<Vec<String>, PeerError> {
             Ok(Vec::new())
@@ -1448,21 +1507,29 @@ mod tests {
         assert!(sent <= MAX_ASKED, "{sent} RFPs sent");
     }
 
-    #[tokio::test]
-    async fn without_bidders_the_window_closes_with_no_bids() {
-        let (market, _, _) = market(FakePeers::default());
+    /// A contract with a one-second bid window, stepped on the wall clock until it ends.
+    async fn one_second_auction(
+        market: &RequesterMarket<MemoryRepo, FakePeers>,
+    ) -> ComputeContractObject {
         let mut contract = contract(Contract {
             policy_args: Some(serde_json::from_str(r#"{"bidWindowSec": 1}"#).unwrap()),
             ..requested()
         });
-        let start = SystemClock.now();
-        for _ in 0..200 {
-            step(&market, &mut contract, SystemClock.now()).await;
+        for _ in 0..300 {
+            step(market, &mut contract, SystemClock.now()).await;
             if contract.status.is_finished() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        contract
+    }
+
+    #[tokio::test]
+    async fn without_bidders_the_window_closes_with_no_bids() {
+        let (market, _, _) = market(FakePeers::default());
+        let start = SystemClock.now();
+        let contract = one_second_auction(&market).await;
         assert_eq!(contract.status.phase, ComputePhase::Failed);
         assert!(
             contract
@@ -1475,6 +1542,60 @@ mod tests {
         assert!(
             SystemClock.now().since(start) >= Duration::from_secs(1),
             "after the window"
+        );
+    }
+
+    /// The issuer the RFP's signature names, the owner's document listing our key or not.
+    async fn rfp_issuer(owner_lists_key: bool) -> Option<String> {
+        let (market, repo, _) = market(FakePeers {
+            owner_lists_key,
+            ..FakePeers::default()
+        });
+        let mut contract = contract(requested());
+        for second in 0..4 {
+            step(&market, &mut contract, at(second)).await;
+        }
+        let Some(Step::RfpWritten { rfp }) = contract.status.flow.map(|flow| flow.step) else {
+            panic!("the RFP is written");
+        };
+        let value = repo
+            .value(OWNER, rfp_nsid::NSID, rfp.uri.rsplit('/').next().unwrap())
+            .unwrap();
+        let signers = verified_signers(&value, OWNER).expect("our signature verifies");
+        signers[0].issuer.clone()
+    }
+
+    #[tokio::test]
+    async fn the_rfp_names_the_owner_as_issuer_only_while_its_document_lists_our_key() {
+        assert_eq!(rfp_issuer(true).await.as_deref(), Some(OWNER));
+        assert_eq!(rfp_issuer(false).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_bidders_refusal_of_the_rfp_is_named_when_none_bid() {
+        let strict = "did:plc:strict";
+        let words = "submitRfp answered 400 Bad Request: InvalidRequest record is missing a \
+                     valid badge.blue signature\u{202e}";
+        let (market, repo, _) = market(FakePeers {
+            listed: vec![strict.into()],
+            rfp_refusal: Some(PeerError::refused(words)),
+            ..FakePeers::default()
+        });
+        let offering = serde_json::json!({
+            "$type": offering::NSID,
+            "endpointUrl": "https://strict.example/xrpc",
+            "appliesTo": [vm::NSID],
+            "createdAt": "2026-12-05T00:00:00.000Z",
+        });
+        repo.write_directly(strict, offering::NSID, "self", offering);
+        let contract = one_second_auction(&market).await;
+        assert_eq!(contract.status.phase, ComputePhase::Failed);
+        let message = contract.status.message.unwrap_or_default();
+        assert_eq!(
+            message,
+            "no bids: 1 bidder(s) asked, none bid within 1 s; did:plc:strict refused the RFP: \
+             submitRfp answered 400 Bad Request: InvalidRequest record is missing a valid \
+             badge.blue signature"
         );
     }
 

@@ -230,6 +230,7 @@ mod tests {
                 window: Duration::from_secs(30),
                 first_free: false,
             },
+            declined: Vec::new(),
         };
         let step = Step::BidsCollected {
             auction,

@@ -250,6 +250,20 @@ pub struct Auction {
     pub opened_at: Timestamp,
     /// The window and `firstFree`.
     pub bidding: Bidding,
+    /// The bidders that refused the RFP, each with its words (the last it said).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declined: Vec<Declined>,
+}
+
+/// A bidder's refusal of our RFP (`submitRfp` answered with a refusal), kept so that "none
+/// bid" can say why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Declined {
+    /// The bidder asked.
+    pub bidder: String,
+    /// Its refusal: one line, cleaned and cut by the adapter (`peer_text`).
+    pub reason: String,
 }
 
 impl Auction {
@@ -271,12 +285,24 @@ impl Auction {
             denied: Vec::new(),
             opened_at,
             bidding,
+            declined: Vec::new(),
         }
     }
 
     /// When the window closes.
     pub fn closes_at(&self) -> Timestamp {
         self.opened_at.saturating_add(self.bidding.window)
+    }
+
+    /// Keeps `declined`: a bidder asked again (after a restart) and refusing again has one
+    /// entry, its last words; a bidder not asked is ignored.
+    pub fn keep_declined(&mut self, declined: Declined) {
+        if !self.asked.iter().any(|asked| asked.did == declined.bidder) {
+            return;
+        }
+        self.declined
+            .retain(|known| known.bidder != declined.bidder);
+        self.declined.push(declined);
     }
 }
 
@@ -545,9 +571,22 @@ fn rejection_reason(auction: &Auction, counted: &[CountedBid]) -> String {
 
 fn no_bids_reason(auction: &Auction) -> String {
     let seconds = auction.bidding.window.as_secs();
-    match auction.asked.len() {
-        0 => "no bids: no bidder was asked (none named, none offering compute.vm)".to_owned(),
+    let none = match auction.asked.len() {
+        0 => {
+            return "no bids: no bidder was asked (none named, none offering compute.vm)"
+                .to_owned();
+        }
         asked => format!("no bids: {asked} bidder(s) asked, none bid within {seconds} s"),
+    };
+    match auction.declined.as_slice() {
+        [] => none,
+        declined => {
+            let why: Vec<String> = declined
+                .iter()
+                .map(|declined| format!("{} refused the RFP: {}", declined.bidder, declined.reason))
+                .collect();
+            format!("{none}; {}", why.join("; "))
+        }
     }
 }
 
@@ -587,6 +626,7 @@ mod tests {
                 window: Duration::from_secs(30),
                 first_free,
             },
+            declined: Vec::new(),
         }
     }
 
@@ -886,6 +926,28 @@ mod tests {
             panic!("rejected");
         };
         assert_eq!(reason, "no bids: 3 bidder(s) asked, none bid within 30 s");
+        let mut refused = auction(false);
+        for (bidder, reason) in [
+            (BIDDERS[1], "first words"),
+            ("did:plc:stranger", "not asked"),
+            (BIDDERS[1], "record is missing a valid badge.blue signature"),
+        ] {
+            refused.keep_declined(Declined {
+                bidder: bidder.into(),
+                reason: reason.into(),
+            });
+        }
+        let Decision::Rejected { reason } = decide(&refused, &[], at(30)) else {
+            panic!("rejected");
+        };
+        assert_eq!(
+            reason,
+            format!(
+                "no bids: 3 bidder(s) asked, none bid within 30 s; {} refused the RFP: record \
+                 is missing a valid badge.blue signature",
+                BIDDERS[1]
+            )
+        );
         let mut nobody = auction(false);
         nobody.asked.clear();
         let Decision::Rejected { reason } = decide(&nobody, &[], at(31)) else {

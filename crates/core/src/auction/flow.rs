@@ -23,7 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bids::{Auction, CountedBid, Decision, decide, winner};
+use super::bids::{Auction, CountedBid, Decision, Declined, decide, winner};
 use super::trust::RecordCheck;
 use crate::compute::phase::{ComputePhase, StrongRef};
 use crate::timestamp::Timestamp;
@@ -262,6 +262,8 @@ pub enum Outcome {
     RfpSent(Auction),
     /// A bid counted.
     BidCounted(CountedBid),
+    /// A bidder refused the RFP, saying why.
+    Declined(Declined),
     /// The auction's decision at the time it was taken.
     Decided(Decision),
     /// The bidder's `receipts.free`, or `None` when its free terms name no grant endpoint.
@@ -478,6 +480,10 @@ fn advance(step: Step, outcome: Outcome) -> Result<Step, InvalidTransition> {
             }
             Step::RfpSent { auction, bids }
         }
+        (Step::RfpSent { mut auction, bids }, Outcome::Declined(declined)) => {
+            auction.keep_declined(declined);
+            Step::RfpSent { auction, bids }
+        }
         (Step::RfpSent { auction, bids }, Outcome::Decided(decision)) => match decision {
             Decision::CollectUntil(_) => Step::RfpSent { auction, bids },
             _ => Step::BidsCollected { auction, bids },
@@ -621,6 +627,18 @@ mod tests {
         Auction::asking(strong("rfp"), &["did:plc:bidder"], at(0), bidding)
     }
 
+    /// The flow of [`auction`] collecting, no bid counted yet.
+    fn collecting() -> Flow {
+        Flow {
+            started_at: at(0),
+            step: Step::RfpSent {
+                auction: auction(),
+                bids: Vec::new(),
+            },
+            release_pending: None,
+        }
+    }
+
     fn bid(name: &str, second: i64) -> CountedBid {
         CountedBid {
             bidder: "did:plc:bidder".into(),
@@ -730,14 +748,7 @@ mod tests {
 
     #[test]
     fn before_the_window_closes_the_flow_keeps_collecting_and_counts_a_bid_once() {
-        let flow = Flow {
-            started_at: at(0),
-            step: Step::RfpSent {
-                auction: auction(),
-                bids: Vec::new(),
-            },
-            release_pending: None,
-        };
+        let flow = collecting();
         assert_eq!(flow.next(at(10)), Next::CollectBidsUntil(at(30)));
         let flow = flow.apply(Outcome::BidCounted(bid("b", 3))).expect("fits");
         let flow = flow.apply(Outcome::BidCounted(bid("b", 4))).expect("fits");
@@ -762,6 +773,34 @@ mod tests {
         let flow = flow.apply(Outcome::Decided(decision)).expect("fits");
         assert!(matches!(&flow.step, Step::Rejected { reason } if reason.starts_with("no bids")));
         assert_eq!(flow.phase(), ComputePhase::Failed);
+    }
+
+    #[test]
+    fn a_bidders_refusal_is_kept_with_the_auction_and_named_when_none_bid() {
+        let flow = collecting();
+        let refusal = Declined {
+            bidder: "did:plc:bidder".into(),
+            reason: "record is missing a valid badge.blue signature".into(),
+        };
+        let mut flow = flow.apply(Outcome::Declined(refusal)).expect("fits");
+        for _ in 0..2 {
+            let (Step::RfpSent { auction, bids } | Step::BidsCollected { auction, bids }) =
+                &flow.step
+            else {
+                panic!("no decision yet");
+            };
+            let decision = decide(auction, bids, at(30));
+            flow = flow.apply(Outcome::Decided(decision)).expect("fits");
+        }
+        let Step::Rejected { reason } = &flow.step else {
+            panic!("rejected");
+        };
+        assert!(
+            reason.ends_with(
+                "did:plc:bidder refused the RFP: record is missing a valid badge.blue signature"
+            ),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         let event_value =
             record_value(&records::event_about(held, &sealed_at)).map_err(Stop::into_text)?;
         self.publish_key().await.map_err(Stop::into_text)?;
-        let signed = self.sign(&event_value, at).map_err(Stop::into_text)?;
+        let signed = self.sign(&event_value, at).await.map_err(Stop::into_text)?;
         let event_at = self
             .put(
                 event::NSID,

@@ -70,6 +70,7 @@ fn auction(rfp: &StrongRef, bidders: &[&RunningBidder]) -> Auction {
             window: Duration::from_secs(30),
             first_free: false,
         },
+        declined: Vec::new(),
     }
 }
 

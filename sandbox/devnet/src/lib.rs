@@ -18,5 +18,5 @@ pub mod pds;
 pub use authorize::{Decision, authorize};
 pub use fault_proxy::{Fault, FaultProxy, Hold};
 pub use mailbox::Mail;
-pub use market_peer::{MarketPeerError, PublicMarketPeer, RequesterResult};
+pub use market_peer::{BidderMode, MarketPeerError, PublicMarketPeer, RequesterResult};
 pub use pds::{Account, PdsInfo, SandboxPds, SandboxPdsError, Storage, holds_bytes};

@@ -7,6 +7,10 @@
 //! loopback port over plain HTTP, routed by `Host`: a client reaches them only when its
 //! network policy names that port as the sandbox's `*.localhost` ingress.
 //!
+//! Its bidder runs in one of two modes ([`BidderMode`]): as upstream by default, or strict
+//! (`BIND_KEYS=1`): then it trusts a signature of an incoming RFP, accept or event only when
+//! its key is listed in the DID document of the signature's issuer (or author).
+//!
 //! Its **requester** runs one flow on demand ([`PublicMarketPeer::run_requester`]): an RFP to
 //! one invited bidder (ours, in the tests), the bids, an accept and the receipt's check, then it
 //! exits with its result.
@@ -48,6 +52,28 @@ pub enum MarketPeerError {
     /// Its ready line is not what its README describes.
     #[error("the public market peer's ready line is unreadable: {0}")]
     BadReadyLine(serde_json::Error),
+    /// The bidder did not say it runs in the mode asked (a `peer.sh` without `BIND_KEYS`).
+    #[error("the public bidder did not start in the mode asked ({0:?})")]
+    WrongMode(BidderMode),
+}
+
+/// How strictly the public bidder binds signing keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BidderMode {
+    /// As upstream's switchless default: a valid signature counts.
+    Default,
+    /// `BIND_KEYS=1`: a signing key counts only when the issuer's (or author's) DID document
+    /// lists it.
+    BindKeys,
+}
+
+impl BidderMode {
+    fn bind_keys(self) -> &'static str {
+        match self {
+            Self::Default => "0",
+            Self::BindKeys => "1",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,6 +86,8 @@ struct InfraReady {
 struct BidderReady {
     did: String,
     ingress_ref: String,
+    #[serde(default)]
+    bind_keys: bool,
 }
 
 /// What the public requester's flow ended with (its `requester_result`, or its
@@ -120,6 +148,15 @@ impl PublicMarketPeer {
     /// Starts the dispatcher and a bidder resolving DIDs at `plc_url` (the sandbox's PLC),
     /// logging under `log_dir`.
     pub async fn start(plc_url: &str, log_dir: &Path) -> Result<Self, MarketPeerError> {
+        Self::start_in_mode(plc_url, log_dir, BidderMode::Default).await
+    }
+
+    /// Starts it as [`PublicMarketPeer::start`] does, the bidder in `mode`.
+    pub async fn start_in_mode(
+        plc_url: &str,
+        log_dir: &Path,
+        mode: BidderMode,
+    ) -> Result<Self, MarketPeerError> {
         let script = script();
         let infra_log = log_dir.join("market-peer-infra.log");
         let mut infra = spawn(
@@ -140,9 +177,16 @@ impl PublicMarketPeer {
             &script,
             "bidder",
             &bidder_log,
-            &[("PLC_URL", plc_url), ("DISP_PORT", &port)],
+            &[
+                ("PLC_URL", plc_url),
+                ("DISP_PORT", &port),
+                ("BIND_KEYS", mode.bind_keys()),
+            ],
         )?;
         let ready_bidder: BidderReady = ready_line(&mut bidder, "bidder", &bidder_log).await?;
+        if ready_bidder.bind_keys != (mode == BidderMode::BindKeys) {
+            return Err(MarketPeerError::WrongMode(mode));
+        }
         Ok(Self {
             dispatcher_port: ready.disp_port,
             bidder_did: ready_bidder.did,
@@ -159,11 +203,19 @@ impl PublicMarketPeer {
     /// Starts it as [`PublicMarketPeer::start`] does, logging to a temporary folder removed
     /// with it (the tests' way).
     pub async fn start_with_temporary_logs(plc_url: &str) -> Result<Self, MarketPeerError> {
+        Self::start_in_mode_with_temporary_logs(plc_url, BidderMode::Default).await
+    }
+
+    /// Starts it in `mode`, logging to a temporary folder removed with it.
+    pub async fn start_in_mode_with_temporary_logs(
+        plc_url: &str,
+        mode: BidderMode,
+    ) -> Result<Self, MarketPeerError> {
         let logs = tempfile::tempdir().map_err(|source| MarketPeerError::Spawn {
             script: script().display().to_string(),
             source,
         })?;
-        let mut peer = Self::start(plc_url, logs.path()).await?;
+        let mut peer = Self::start_in_mode(plc_url, logs.path(), mode).await?;
         peer._temporary_logs = Some(logs);
         Ok(peer)
     }

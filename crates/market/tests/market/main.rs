@@ -11,4 +11,5 @@ mod lifecycle;
 mod public_peer;
 mod restart;
 mod secrets;
+mod strict_peer;
 mod support;

@@ -1,13 +1,16 @@
 //! The requester against the public market's own bidder (`publicdomainrelay/atproto-market`,
 //! run on loopback by `swdesk_devnet::PublicMarketPeer`), resolving DIDs at the sandbox's PLC
 //! and reaching the peer's `https://did-key-….localhost` services only because the sandbox's
-//! network policy names its dispatcher as the `*.localhost` ingress.
+//! network policy names its dispatcher as the `*.localhost` ingress. Its strict mode
+//! (`BIND_KEYS=1`) is tried in `strict_peer.rs` on the same [`World`].
 
 use std::time::Duration;
 
+use swdesk_atproto::Agent;
+use swdesk_atproto::attestation::AttestationKey;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::xrpc::{XrpcRequest, call_public};
-use swdesk_devnet::PublicMarketPeer;
+use swdesk_devnet::{BidderMode, PublicMarketPeer};
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_net::Outbound;
 
@@ -16,24 +19,44 @@ use swdesk_core::timestamp::Clock;
 use swdesk_market::SystemClock;
 
 use crate::support::{
-    Sandbox, asking, contract, deployed, drive, quick_settings, release, sandbox, window,
+    Sandbox, TestMarket, asking, contract, deployed, drive, quick_settings, release, sandbox,
+    window,
 };
 
-struct World {
-    sandbox: Sandbox,
-    peer: PublicMarketPeer,
+/// A sandbox and the public market's dispatcher and bidder resolving DIDs at its PLC.
+pub struct World {
+    pub sandbox: Sandbox,
+    pub peer: PublicMarketPeer,
 }
 
 async fn world() -> World {
-    let _already = tracing_subscriber::fmt()
-        .with_test_writer()
-        .with_env_filter("swdesk_market=debug")
-        .try_init();
-    let sandbox = sandbox().await;
-    let peer = PublicMarketPeer::start_with_temporary_logs(&sandbox.kit.pds.info().plc_url)
-        .await
-        .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
-    World { sandbox, peer }
+    World::start(sandbox().await, BidderMode::Default).await
+}
+
+impl World {
+    /// The public peer started on `sandbox`, its bidder in `mode`.
+    pub async fn start(sandbox: Sandbox, mode: BidderMode) -> Self {
+        let _already = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_env_filter("swdesk_market=debug")
+            .try_init();
+        let plc = sandbox.kit.pds.info().plc_url.clone();
+        let peer = PublicMarketPeer::start_in_mode_with_temporary_logs(&plc, mode)
+            .await
+            .expect("the public market peer starts (../shared/peers/atproto-market/peer.sh)");
+        World { sandbox, peer }
+    }
+
+    /// The owner's market asking the public bidder only, signing with `key`.
+    pub fn market(&self, agent: &Agent, key: &AttestationKey) -> TestMarket {
+        RequesterMarket::connect(
+            agent.clone(),
+            self.resolver(),
+            OfferingSource::Repos(vec![self.peer.bidder_did.clone()]),
+            key.clone(),
+        )
+        .with_settings(quick_settings())
+    }
 }
 
 impl Drop for World {
@@ -50,7 +73,7 @@ impl Drop for World {
 
 impl World {
     /// A resolver on the sandbox with the peer's dispatcher as its `*.localhost` ingress.
-    fn resolver(&self) -> Resolver {
+    pub fn resolver(&self) -> Resolver {
         let identity = self.sandbox.kit.identity.clone();
         let policy = identity
             .net_policy()
@@ -104,13 +127,13 @@ async fn the_public_bidder_resolves_and_its_repo_is_read_through_the_sandbox_ing
 async fn a_contract_is_deployed_on_the_public_bidder() {
     let world = world().await;
     let owner = world.sandbox.owner().await;
-    let market = RequesterMarket::connect(
-        owner.agent.clone(),
-        world.resolver(),
-        OfferingSource::Repos(vec![world.peer.bidder_did.clone()]),
-        owner.key.clone(),
-    )
-    .with_settings(quick_settings());
+    deployed_and_released(&world, &owner.agent, &owner.key).await;
+}
+
+/// A contract asking the public bidder only is deployed on it, its guest reports
+/// `vm.onNetwork`, and our release reaches the bidder, which destroys the guest.
+pub async fn deployed_and_released(world: &World, agent: &Agent, key: &AttestationKey) {
+    let market = world.market(agent, key);
     let mut contract = contract(
         window(5, false),
         Some(vec![world.peer.bidder_did.clone()]),

@@ -45,6 +45,19 @@ pub fn host_form(did: &str) -> Option<String> {
     (!name.contains(':') && port.parse::<u16>().is_ok()).then(|| format!("did:web:{name}:{port}"))
 }
 
+/// Every `aud` a call to the bidder `did` may carry: its DID in both forms ([`host_form`]), and
+/// each with the fragment of one of its services (`did:web:HOST#temp_market`, as a requester
+/// addressing one service writes it). A fragment naming no service of its is none of them.
+pub fn audiences(did: &str) -> Vec<String> {
+    let forms: Vec<String> = std::iter::once(did.to_owned())
+        .chain(host_form(did))
+        .collect();
+    let services = forms.iter().flat_map(|form| {
+        [MARKET_SERVICE_ID, EVENT_SERVICE_ID].map(|service| format!("{form}{service}"))
+    });
+    forms.iter().cloned().chain(services).collect()
+}
+
 /// `did:web:HOST#fragment` split into the DID and the `#fragment`.
 pub fn split_service_ref(reference: &str) -> Option<(&str, &str)> {
     let (did, fragment) = reference.split_once('#')?;
@@ -69,6 +82,27 @@ pub fn service_endpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_may_name_the_bidder_or_one_of_its_services_never_another_fragment() {
+        let did = "did:web:localhost%3A4000";
+        let audiences = audiences(did);
+        for aud in [
+            did,
+            "did:web:localhost:4000",
+            "did:web:localhost%3A4000#temp_market",
+            "did:web:localhost:4000#compute_event",
+        ] {
+            assert!(audiences.iter().any(|known| known == aud), "{aud}");
+        }
+        for aud in [
+            "did:web:localhost%3A4000#atproto_pds",
+            "did:web:localhost%3A4000#",
+        ] {
+            assert!(!audiences.iter().any(|known| known == aud), "{aud}");
+        }
+        assert_eq!(audiences.len(), 6);
+    }
 
     #[test]
     fn a_service_reference_splits_into_its_did_and_fragment() {

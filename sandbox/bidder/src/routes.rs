@@ -61,10 +61,8 @@ async fn did_document(State(bidder): Shared) -> Response {
 
 /// The caller of a call to `nsid`.
 async fn caller(bidder: &Bidder, headers: &HeaderMap, nsid: &str) -> Result<String, Refusal> {
-    let host_form = crate::did::host_form(bidder.did());
-    let audiences: Vec<&str> = std::iter::once(bidder.did())
-        .chain(host_form.as_deref())
-        .collect();
+    let known = crate::did::audiences(bidder.did());
+    let audiences: Vec<&str> = known.iter().map(String::as_str).collect();
     crate::auth::authenticate(
         bidder.resolver(),
         headers,

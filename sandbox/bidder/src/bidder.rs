@@ -22,6 +22,7 @@ use url::Url;
 use crate::account::Account;
 use crate::config::{Behaviour, Config};
 use crate::did::{EVENT_SERVICE_ID, MARKET_SERVICE_ID, service_endpoint, split_service_ref};
+use crate::records::{Fetched, check_attested};
 use crate::state::Ledger;
 use crate::xrpc::Refusal;
 
@@ -75,6 +76,17 @@ impl Bidder {
     /// The loopback URL.
     pub fn url(&self) -> &Url {
         &self.url
+    }
+
+    /// Whether `fetched` is signed by its author with keys bound to it, as this bidder binds
+    /// them (strictly when its behaviour says so); otherwise the refusal naming the problem.
+    pub(crate) async fn check_attested(
+        &self,
+        fetched: &Fetched,
+        what: &str,
+    ) -> Result<(), Refusal> {
+        let documents_only = self.behaviour().bind_keys;
+        check_attested(&self.resolver, fetched, what, documents_only).await
     }
 
     /// The resolver callers' DIDs resolve with.

@@ -36,7 +36,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
 
 use crate::bidder::{Bidder, strong_json};
 use crate::config::Behaviour;
-use crate::records::{Fetched, check_attested, fetch, parts, strong_ref};
+use crate::records::{Fetched, fetch, parts, strong_ref};
 use crate::state::BidMade;
 use crate::xrpc::Refusal;
 
@@ -113,7 +113,7 @@ async fn checked_rfp(
         )));
     }
     let fetched = fetch(&bidder.resolver, reference).await?;
-    check_attested(&bidder.resolver, &fetched, "RFP").await?;
+    bidder.check_attested(&fetched, "RFP").await?;
     let payload = strong_ref(&fetched.value, "payload")?;
     let (_, payload_nsid, _) = parts(&payload.uri)?;
     if payload_nsid != vm::NSID {

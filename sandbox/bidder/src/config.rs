@@ -2,7 +2,7 @@
 //! bidder's own account on the local PDS (where its offering, bids, grants, receipts and events
 //! are written), its attestation key, and its behaviour: the price it asks (none or zero: free
 //! terms; above zero: paid x402 terms, see [`crate::bidding`]), and the test controls (refuse
-//! every RFP, bid slowly, fail the guest after an accept).
+//! every RFP, bid slowly, fail the guest after an accept, bind keys strictly).
 //!
 //! Invariants: the account password is a `Secret` and the attestation key shows only its
 //! `did:key`; neither appears in `Debug`.
@@ -33,9 +33,21 @@ pub struct Behaviour {
     /// Hostile: answer with its bid's at-uri but another cid (one of another record), as a
     /// peer that claims a record its repo does not hold.
     pub misstate_bid_cid: bool,
+    /// Strict, as the public bidder's `BIND_KEYS=1`: a signature on an RFP, accept or event
+    /// counts only when its key is listed in the DID document of its author (or of an issuer
+    /// tied to it); a key the author's repo publishes (`market.badgeBlueKey`) is not enough.
+    pub bind_keys: bool,
 }
 
 impl Behaviour {
+    /// Free bids at once, binding keys strictly ([`Behaviour::bind_keys`]).
+    pub fn strict() -> Self {
+        Self {
+            bind_keys: true,
+            ..Self::default()
+        }
+    }
+
     /// The price the bidder asks, when it bids paid terms: the configured cost unless it is
     /// absent or reads as exactly zero.
     pub fn paid_cost(&self) -> Option<&str> {

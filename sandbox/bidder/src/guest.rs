@@ -27,7 +27,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 use swdesk_lexicon::computer::socialweb::secret::sealed;
 
 use crate::bidder::{Bidder, now_rfc3339};
-use crate::records::{check_attested, fetch, parts, strong_ref};
+use crate::records::{fetch, parts, strong_ref};
 use crate::state::GuestPhase;
 use crate::xrpc::Refusal;
 
@@ -131,7 +131,7 @@ pub async fn submit_event(
         )));
     }
     let fetched = fetch(&bidder.resolver, &reference).await?;
-    check_attested(&bidder.resolver, &fetched, "event").await?;
+    bidder.check_attested(&fetched, "event").await?;
     let receipt = strong_ref(&fetched.value, "receipt")?;
     let guest = bidder
         .ledger

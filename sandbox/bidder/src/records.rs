@@ -8,7 +8,8 @@
 //! A signed record's keys are bound to its author by the market's rule
 //! ([`swdesk_core::auction::trust::bind`]): published as a `market.badgeBlueKey` in its repo
 //! (ours), or listed by its author's or its signature issuer's DID document (the public
-//! implementation's).
+//! implementation's). A strict bidder (`Behaviour::bind_keys`) takes only the DID documents'
+//! word, as the public bidder's `BIND_KEYS=1` does.
 //!
 //! Invariant: [`fetch`] never answers a record of another version, author or collection than
 //! the reference names.
@@ -105,13 +106,18 @@ async fn get_record(
 }
 
 /// Whether `fetched` carries inline signatures that verify as its author's, each by a key
-/// bound to its author (see the module doc); otherwise `InvalidRequest` naming the problem.
+/// bound to its author (see the module doc; by DID documents only when `documents_only`);
+/// otherwise `InvalidRequest` naming the problem.
 pub async fn check_attested(
     resolver: &Resolver,
     fetched: &Fetched,
     what: &str,
+    documents_only: bool,
 ) -> Result<(), Refusal> {
-    let directory = Directory { resolver };
+    let directory = Directory {
+        resolver,
+        documents_only,
+    };
     for signer in check_signed(&fetched.value, &fetched.author, what)? {
         let bound = bind(
             &directory,
@@ -121,9 +127,14 @@ pub async fn check_attested(
         )
         .await?;
         if bound.is_none() {
+            let strict = if documents_only {
+                "; this bidder binds keys by DID documents only"
+            } else {
+                ""
+            };
             return Err(Refusal::invalid(format!(
                 "the {what} is signed with {}, a key its author {} neither publishes nor lists \
-                 in its DID document (nor does an issuer tied to it)",
+                 in its DID document (nor does an issuer tied to it){strict}",
                 signer.key, fetched.author
             )));
         }
@@ -135,12 +146,17 @@ pub async fn check_attested(
 /// resolver.
 struct Directory<'a> {
     resolver: &'a Resolver,
+    /// A strict bidder's: keys an author's repo publishes do not count.
+    documents_only: bool,
 }
 
 impl KeyDirectory for Directory<'_> {
     type Error = Refusal;
 
     async fn publishes(&self, author: &str, key: &str) -> Result<bool, Refusal> {
+        if self.documents_only {
+            return Ok(false);
+        }
         match get_record(self.resolver, author, badge_blue_key::NSID, key).await {
             Ok(answer) => Ok(answer["value"]["key"].as_str() == Some(key)),
             Err(refusal) if refusal.status.is_server_error() => Err(refusal),

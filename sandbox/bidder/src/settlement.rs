@@ -31,7 +31,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::{
 };
 
 use crate::bidder::{Bidder, strong_json};
-use crate::records::{Fetched, check_attested, fetch, parts, strong_ref};
+use crate::records::{Fetched, fetch, parts, strong_ref};
 use crate::state::{BidMade, GrantMade, Guest, GuestPhase};
 use crate::xrpc::Refusal;
 
@@ -49,7 +49,7 @@ pub async fn grant(bidder: &Bidder, accepts: StrongRef) -> Result<StrongRef, Ref
         )));
     }
     let fetched = fetch(&bidder.resolver, &accepts).await?;
-    check_attested(&bidder.resolver, &fetched, "accepts.free").await?;
+    bidder.check_attested(&fetched, "accepts.free").await?;
     let made = accepted_bid(bidder, &fetched)?;
     if !made.is_free() {
         return Err(Refusal::invalid(format!(
@@ -185,7 +185,7 @@ async fn checked_accept(
         )));
     }
     let fetched = fetch(&bidder.resolver, reference).await?;
-    check_attested(&bidder.resolver, &fetched, "accept").await?;
+    bidder.check_attested(&fetched, "accept").await?;
     Ok(fetched)
 }
 

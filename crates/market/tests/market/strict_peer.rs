@@ -4,7 +4,8 @@
 //! through the PLC flow first (the code read from the sandbox's mailbox), because the peer
 //! keeps every DID document it read for good; then our records name the owner as issuer and
 //! the whole flow runs. Without the key in the document the bidder refuses the RFP, and the
-//! contract says so.
+//! contract says so. Our own sandbox bidder's strict mode (`Behaviour::bind_keys`) holds our
+//! requester to the same rule.
 
 use std::time::Duration;
 
@@ -17,7 +18,13 @@ use swdesk_devnet::BidderMode;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, rfp, submit_rfp};
 
 use crate::public_peer::{World, deployed_and_released};
-use crate::support::{Sandbox, contract, drive, finished, list_records, sandbox, window};
+use swdesk_market::{OfferingSource, RequesterMarket};
+use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
+
+use crate::support::{
+    Sandbox, TestMarket, contract, deployed, drive, finished, list_records, quick_settings,
+    resolver, sandbox, window,
+};
 
 /// An owner who granted `identity:*` and whose live DID document lists `key` under
 /// `#attestation`, published with the code the PDS mailed them.
@@ -89,4 +96,47 @@ async fn a_strict_bidders_refusal_of_our_rfp_is_the_contracts_reason() {
     assert_eq!(rfps.len(), 1, "one RFP, refused");
     let signature = &rfps[0]["value"]["signatures"][0];
     assert_eq!(signature.get("issuer"), None, "no document lists the key");
+}
+
+/// The market of `owner`, signing with `key`, asking `bidder` only.
+fn market_asking(
+    sandbox: &Sandbox,
+    owner: &swdesk_testkit::Owner,
+    key: &AttestationKey,
+    bidder: &RunningBidder,
+) -> TestMarket {
+    RequesterMarket::connect(
+        owner.agent.clone(),
+        resolver(&sandbox.kit.identity, &[bidder]),
+        OfferingSource::Repos(vec![bidder.account.clone()]),
+        key.clone(),
+    )
+    .with_settings(quick_settings())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_strict_sandbox_bidder_takes_our_rfp_only_once_the_owners_document_lists_our_key() {
+    let sandbox = sandbox().await;
+    let bidder = sandbox.bidder(Behaviour::strict()).await;
+    let published_only = sandbox.kit.owner("published").await;
+    let key = AttestationKey::generate(Curve::P256);
+    let market = market_asking(&sandbox, &published_only, &key, &bidder);
+    let asked = Some(vec![bidder.account.clone()]);
+    let mut refused = contract(window(2, false), asked.clone(), None);
+    drive(&market, &mut refused, Duration::from_secs(60), finished).await;
+    let message = refused.status.message.unwrap_or_default();
+    assert!(
+        message.contains("binds keys by DID documents only"),
+        "{message}"
+    );
+
+    let key = AttestationKey::generate(Curve::P256);
+    let listed = owner_listing_key(&sandbox, &key).await;
+    let market = market_asking(&sandbox, &listed, &key, &bidder);
+    let mut taken = contract(window(2, false), asked, None);
+    drive(&market, &mut taken, Duration::from_secs(60), deployed).await;
+    assert_eq!(
+        taken.status.winner.as_deref(),
+        Some(bidder.account.as_str())
+    );
 }

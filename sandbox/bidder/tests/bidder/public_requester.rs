@@ -28,11 +28,12 @@ impl World {
     /// A sandbox bidder whose network setting names the peer's dispatcher as the ingress
     /// (`ingress: false`: the sandbox names none).
     async fn bidder(&self, ingress: bool) -> RunningBidder {
-        let mut config = self
-            .sandbox
-            .kit
-            .bidder_config("bidder", Behaviour::default())
-            .await;
+        self.bidder_behaving(ingress, Behaviour::default()).await
+    }
+
+    /// A sandbox bidder as [`World::bidder`], behaving as told.
+    async fn bidder_behaving(&self, ingress: bool, behaviour: Behaviour) -> RunningBidder {
+        let mut config = self.sandbox.kit.bidder_config("bidder", behaviour).await;
         config.localhost_ingress = ingress.then_some(self.peer.dispatcher_port);
         swdesk_sandbox_bidder::start(config)
             .await
@@ -60,7 +61,22 @@ fn logged<'a>(log: &'a str, event: &str) -> Vec<&'a str> {
 async fn the_public_requester_completes_a_flow_with_the_sandbox_bidder() {
     let world = world().await;
     let bidder = world.bidder(true).await;
-    let (result, log) = world.requester_against(&bidder).await;
+    completes_a_flow(&world, &bidder).await;
+}
+
+/// Strict, the sandbox bidder takes the requester's signatures on the word of its DID document
+/// alone (the public requester publishes no `market.badgeBlueKey`, so it does anyway).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_public_requester_completes_a_flow_with_a_strict_sandbox_bidder() {
+    let world = world().await;
+    let bidder = world.bidder_behaving(true, Behaviour::strict()).await;
+    completes_a_flow(&world, &bidder).await;
+}
+
+/// The public requester's flow with `bidder` ends complete: our bid wins, its receipt
+/// verifies, and the guest reports on the network.
+async fn completes_a_flow(world: &World, bidder: &RunningBidder) {
+    let (result, log) = world.requester_against(bidder).await;
     let tail: Vec<&str> = log.lines().rev().take(25).collect();
     assert_eq!(
         result.event,

@@ -220,6 +220,9 @@ impl AppWindow {
                 "--native-port",
                 &native_port.to_string(),
             ])
+            // The app's home is the test's: its `~/.kube` (where kubeconfigs may be saved) and
+            // XDG directories below it, nothing of the machine's user.
+            .env("HOME", &home)
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
@@ -247,7 +250,7 @@ impl AppWindow {
         Ok(window)
     }
 
-    /// The directory the app was given as its home (XDG directories below it).
+    /// The directory the app was given as its home (`HOME`, and the XDG directories below it).
     pub fn home(&self) -> &Path {
         &self.home
     }
@@ -318,6 +321,7 @@ impl AppWindow {
     ) -> anyhow::Result<std::process::ExitStatus> {
         let binary = required_env("SWDESK_APP_BINARY")?;
         let mut second = tokio::process::Command::new(&binary)
+            .env("HOME", &self.home)
             .env("XDG_DATA_HOME", self.home.join("data"))
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_CACHE_HOME", self.home.join("cache"))

@@ -38,7 +38,8 @@ enum Task {
     /// Install what is missing, build the window and the app, and open it on the local sandbox.
     Run(run::RunArgs),
     /// Install the test dependencies and run every check: fmt, clippy, Rust tests, UI tests, E2E.
-    Test,
+    /// With `--only`, run one suite alone (for working on it), filtered by `--filter`.
+    Test(test::TestArgs),
     /// Measure the app: `app` (the default) against a bare Tauri window, `list` the
     /// deployments list with thousands of rows.
     #[command(args_conflicts_with_subcommands = true)]
@@ -100,7 +101,7 @@ fn main() -> std::process::ExitCode {
 fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
     match task {
         Task::Run(args) => run::run(paths, &args),
-        Task::Test => test::test(paths),
+        Task::Test(args) => test::test(paths, &args),
         Task::Bench { bench, app } => match bench.unwrap_or(Bench::App(app)) {
             Bench::App(app) => bench::bench(paths, app.runs, app.idle_seconds),
             Bench::List(list) => list_bench::bench_list(paths, &list),

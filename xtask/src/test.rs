@@ -76,9 +76,32 @@ struct Counts {
     reasons: Vec<junit::Failure>,
 }
 
+/// What `cargo xtask test` runs: everything (CI), or one suite while working on it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TestArgs {
+    /// Run only this suite: `rust` (every Rust test but the window's, with the sandbox PDS and
+    /// a keyring) or `window` (the real window under Xvfb; builds the debug app and its packages
+    /// first, as the full run does).
+    #[arg(long, value_enum)]
+    only: Option<Suite>,
+    /// A nextest filter expression for `--only`, e.g. `test(/keyboard/)`.
+    #[arg(long, requires = "only")]
+    filter: Option<String>,
+}
+
+/// A suite `--only` can run alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Suite {
+    Rust,
+    Window,
+}
+
 #[allow(clippy::print_stdout)] // the summary line is the task's output
-pub fn test(paths: &Paths) -> anyhow::Result<()> {
+pub fn test(paths: &Paths, args: &TestArgs) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Test)?;
+    if let Some(suite) = args.only {
+        return one_suite(paths, suite, args.filter.as_deref());
+    }
     std::fs::create_dir_all(paths.reports())?;
     let mut tally = Tally::default();
     let ui = paths.ui();
@@ -139,8 +162,8 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     if built {
         match SandboxPds::start(paths, None, &[]) {
             Ok(pds) => {
-                tally.suite("Rust tests", rust_tests(paths, &pds));
-                tally.suite("end-to-end", end_to_end(paths, &pds));
+                tally.suite("Rust tests", rust_tests(paths, &pds, None));
+                tally.suite("end-to-end", end_to_end(paths, &pds, None));
             }
             Err(error) => {
                 tally.check(
@@ -164,8 +187,31 @@ pub fn test(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Every Rust test but the window's, with the sandbox PDS running and a keyring session.
-fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
+/// One suite alone, for a developer working on it: what it needs built, then its tests
+/// (those `filter` selects), ending with the same `N passed, N failed` line.
+#[allow(clippy::print_stdout)] // the summary line is the task's output
+fn one_suite(paths: &Paths, suite: Suite, filter: Option<&str>) -> anyhow::Result<()> {
+    if suite == Suite::Window {
+        run::build_ui(paths)?;
+        cmd::run(cmd::cargo().args(["build", "--workspace", "--all-targets"]))?;
+        bundle::build_with_next_release(paths)?;
+    }
+    let pds = SandboxPds::start(paths, None, &[])?;
+    let counts = match suite {
+        Suite::Rust => rust_tests(paths, &pds, filter),
+        Suite::Window => end_to_end(paths, &pds, filter),
+    }?;
+    for failure in &counts.reasons {
+        eprintln!("\nFAILED {}:\n{}", failure.test, failure.why);
+    }
+    println!("{} passed, {} failed", counts.passed, counts.failed);
+    anyhow::ensure!(counts.failed == 0, "{} failed", counts.failed);
+    Ok(())
+}
+
+/// Every Rust test but the window's (those of them `filter` selects), with the sandbox PDS
+/// running and a keyring session.
+fn rust_tests(paths: &Paths, pds: &SandboxPds, filter: Option<&str>) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("ci");
     std::fs::remove_file(&junit).ok();
     let outcome = cmd::run(
@@ -174,16 +220,28 @@ fn rust_tests(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
             cmd::cargo_program(),
         )
         .args(["nextest", "run", "--no-fail-fast", "--profile", "ci"])
-        .args(["--workspace", "-E", "not binary_id(swdesk-tests::e2e)"])
+        .args([
+            "--workspace",
+            "-E",
+            &selected("not binary_id(swdesk-tests::e2e)", filter),
+        ])
         .env(sandbox::SANDBOX_PDS_ENV, pds.ready_line())
         .env(KUBECTL_ENV, setup::kubectl_program(paths)),
     );
     read_junit(&junit).with_context(|| no_report(outcome))
 }
 
-/// The end-to-end suite: the real app under Xvfb, a D-Bus session with a keyring for it,
-/// tauri-driver, the sandbox PDS.
-fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
+/// `suite`'s tests, narrowed to those `filter` selects.
+fn selected(suite: &str, filter: Option<&str>) -> String {
+    match filter {
+        Some(filter) => format!("({suite}) and ({filter})"),
+        None => suite.to_owned(),
+    }
+}
+
+/// The end-to-end suite (the tests of it `filter` selects): the real app under Xvfb, a D-Bus
+/// session with a keyring for it, tauri-driver, the sandbox PDS.
+fn end_to_end(paths: &Paths, pds: &SandboxPds, filter: Option<&str>) -> anyhow::Result<Counts> {
     let junit = paths.nextest_report("e2e");
     std::fs::remove_file(&junit).ok();
     let outcome = cmd::run(
@@ -204,6 +262,8 @@ fn end_to_end(paths: &Paths, pds: &SandboxPds) -> anyhow::Result<Counts> {
             "swdesk-tests",
             "--test",
             "e2e",
+            "-E",
+            &selected("all()", filter),
         ])
         // An app's log already fills a failed window test's output; an anyhow backtrace of
         // fifty frames after the error would push the error itself out of a CI log's tail.

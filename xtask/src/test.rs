@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -26,17 +27,51 @@ use crate::stray_client;
 /// Where the Rust tests find the real kubectl they read saved kubeconfigs with.
 const KUBECTL_ENV: &str = "SWDESK_KUBECTL";
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Tally {
     passed: u64,
     failed: u64,
     failures: Vec<String>,
     /// Why each failed test failed, printed after everything else.
     reasons: Vec<junit::Failure>,
+    /// How long each step took, in the order they ran: where a run spends its time.
+    timings: Vec<(String, Duration)>,
+    /// When the step now running began (the previous one's end: steps run one after another).
+    step_began: Instant,
 }
 
 impl Tally {
+    fn new() -> Self {
+        Self {
+            passed: 0,
+            failed: 0,
+            failures: Vec::new(),
+            reasons: Vec::new(),
+            timings: Vec::new(),
+            step_began: Instant::now(),
+        }
+    }
+
+    /// Notes that the step `name` ended now.
+    fn timed(&mut self, name: &str) {
+        let now = Instant::now();
+        self.timings
+            .push((name.to_owned(), now.duration_since(self.step_began)));
+        self.step_began = now;
+    }
+
+    /// Each step's time and the whole run's, on stderr (CI keeps the log's tail).
+    fn print_timings(&self) {
+        eprintln!("\ntime by step:");
+        for (name, took) in &self.timings {
+            eprintln!("{:>7.1} s  {name}", took.as_secs_f64());
+        }
+        let total: Duration = self.timings.iter().map(|(_, took)| *took).sum();
+        eprintln!("{:>7.1} s  in all", total.as_secs_f64());
+    }
+
     fn check(&mut self, name: &str, outcome: anyhow::Result<()>) -> bool {
+        self.timed(name);
         match outcome {
             Ok(()) => {
                 self.passed += 1;
@@ -54,6 +89,7 @@ impl Tally {
     fn suite(&mut self, name: &str, counts: anyhow::Result<Counts>) {
         match counts {
             Ok(counts) => {
+                self.timed(name);
                 self.passed += counts.passed;
                 self.failed += counts.failed;
                 self.reasons.extend(counts.reasons);
@@ -98,12 +134,13 @@ enum Suite {
 
 #[allow(clippy::print_stdout)] // the summary line is the task's output
 pub fn test(paths: &Paths, args: &TestArgs) -> anyhow::Result<()> {
+    let mut tally = Tally::new();
     setup::ensure(paths, Purpose::Test)?;
+    tally.timed("install what is missing");
     if let Some(suite) = args.only {
         return one_suite(paths, suite, args.filter.as_deref());
     }
     std::fs::create_dir_all(paths.reports())?;
-    let mut tally = Tally::default();
     let ui = paths.ui();
 
     tally.check(
@@ -160,7 +197,9 @@ pub fn test(paths: &Paths, args: &TestArgs) -> anyhow::Result<()> {
     }
     tally.suite("UI unit tests", vitest(paths));
     if built {
-        match SandboxPds::start(paths, None, &[]) {
+        let pds = SandboxPds::start(paths, None, &[]);
+        tally.timed("start the sandbox PDS");
+        match pds {
             Ok(pds) => {
                 tally.suite("Rust tests", rust_tests(paths, &pds, None));
                 tally.suite("end-to-end", end_to_end(paths, &pds, None));
@@ -179,6 +218,7 @@ pub fn test(paths: &Paths, args: &TestArgs) -> anyhow::Result<()> {
         );
     }
 
+    tally.print_timings();
     for failure in &tally.reasons {
         eprintln!("\nFAILED {}:\n{}", failure.test, failure.why);
     }

@@ -7,10 +7,16 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use url::Url;
 
+use swdesk_lexicon::text::peer_text;
 use swdesk_net::{BodyError, Limit, Outbound, Refused, read_bytes, read_error};
 
 use crate::oauth::OAuthError;
 use crate::retry::{Fault, transient_status};
+
+/// The most of a server's error name kept (lexicon error names are short identifiers).
+const ERROR_NAME_BYTES: usize = 64;
+/// The most of a server's error message kept: enough for any honest explanation.
+pub const ERROR_MESSAGE_BYTES: usize = 512;
 
 /// One XRPC call.
 #[derive(Debug, Clone)]
@@ -141,10 +147,14 @@ impl XrpcError {
         Self::Server {
             nsid,
             status: status.as_u16(),
-            error: body["error"]
-                .as_str()
-                .map_or_else(|| status.to_string(), str::to_owned),
-            message: body["message"].as_str().unwrap_or_default().to_owned(),
+            error: body["error"].as_str().map_or_else(
+                || status.to_string(),
+                |name| peer_text(name, ERROR_NAME_BYTES),
+            ),
+            message: peer_text(
+                body["message"].as_str().unwrap_or_default(),
+                ERROR_MESSAGE_BYTES,
+            ),
             retry_after,
         }
     }
@@ -318,6 +328,31 @@ mod tests {
         let bare = XrpcError::from_answer("x.y.z", StatusCode::BAD_GATEWAY, &none, &Value::Null);
         assert_eq!(bare.name(), Some("502 Bad Gateway"));
         assert_eq!(bare.fault(), Fault::TRANSIENT);
+    }
+
+    #[test]
+    fn a_hostile_server_s_error_is_kept_on_one_line_cut_and_without_controls() {
+        let none = reqwest::header::HeaderMap::new();
+        let message = format!("bad\u{202E}\0\n<script>{}", "x".repeat(600_000));
+        let error = XrpcError::from_answer(
+            "com.atproto.repo.getRecord",
+            StatusCode::BAD_REQUEST,
+            &none,
+            &json!({"error": format!("Evil\u{2066}\r\n{}", "E".repeat(1_000)), "message": message}),
+        );
+        let shown = error.to_string();
+        assert!(shown.len() < 700, "{} bytes kept", shown.len());
+        assert!(
+            !shown.chars().any(|c| c.is_control()
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+                || c == '\u{202E}')
+        );
+        assert!(shown.contains("Evil"), "{shown}");
+        assert!(
+            error
+                .name()
+                .is_some_and(|name| name.len() <= ERROR_NAME_BYTES)
+        );
     }
 
     #[test]

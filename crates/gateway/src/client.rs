@@ -122,16 +122,34 @@ pub(crate) fn query_pairs(
         .collect())
 }
 
+/// A `listClusters` answer made fit to keep and show: each cluster cleaned as the feed's are
+/// ([`crate::subscription::cluster_view`]), at most `cap` of them; an answer naming a bad
+/// cluster, or more than `cap`, is refused whole, saying why.
+fn listed(clusters: Vec<ClusterView>, cap: usize) -> Result<Vec<ClusterView>, GatewayError> {
+    const METHOD: &str = "com.publicdomainrelay.temp.cluster.listClusters";
+    if clusters.len() > cap {
+        return Err(invalid(
+            METHOD,
+            &format!("{} clusters listed; at most {cap} are kept", clusters.len()),
+        ));
+    }
+    clusters
+        .into_iter()
+        .map(|view| crate::subscription::cluster_view(view).map_err(|why| invalid(METHOD, &why)))
+        .collect()
+}
+
 impl Gateway for GatewayClient {
     async fn create_cluster(&self, name: &str) -> Result<Phase, GatewayError> {
         self.phase_call::<create_cluster::CreateCluster>(name).await
     }
 
     async fn list_clusters(&self) -> Result<Vec<ClusterView>, GatewayError> {
-        Ok(self
+        let clusters = self
             .query::<list_clusters::ListClusters>(&())
             .await?
-            .clusters)
+            .clusters;
+        listed(clusters, FeedLimits::default().clusters)
     }
 
     async fn control_plane_up(&self, name: &str) -> Result<Phase, GatewayError> {
@@ -197,5 +215,43 @@ impl Gateway for GatewayClient {
 
     async fn get_job(&self, params: &get_job::Params) -> Result<get_job::Output, GatewayError> {
         self.query::<get_job::GetJob>(params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(name: &str, phase: &str) -> ClusterView {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "phase": phase,
+            "instance": "i-1\u{202E}\u{0}x",
+            "server": "https://k8s.example\n:6443",
+        }))
+        .expect("a cluster view")
+    }
+
+    #[test]
+    fn a_listed_cluster_s_texts_are_cleaned_and_unknown_fields_dropped() {
+        let mut odd = view("dev", "Dancing\u{2066}\u{7}");
+        odd.extra.insert("script".into(), "<script>".into());
+        let kept = listed(vec![odd], 4).expect("kept");
+        assert_eq!(kept[0].instance.as_deref(), Some("i-1 x"));
+        assert_eq!(kept[0].server.as_deref(), Some("https://k8s.example :6443"));
+        assert_eq!(kept[0].phase, Phase::Other("Dancing".to_owned()));
+        assert!(kept[0].extra.is_empty());
+    }
+
+    #[test]
+    fn a_list_naming_a_bad_cluster_or_too_many_is_refused_whole_saying_why() {
+        let bad = listed(vec![view("dev", "Ready"), view("../etc", "Ready")], 4).unwrap_err();
+        assert!(bad.to_string().contains("DNS-1123"), "{bad}");
+        let many = (0..5).map(|n| view(&format!("c{n}"), "Ready")).collect();
+        let refused = listed(many, 4).unwrap_err();
+        assert!(
+            refused.to_string().contains("5 clusters listed; at most 4"),
+            "{refused}"
+        );
     }
 }

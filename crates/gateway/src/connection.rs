@@ -16,6 +16,7 @@ use swdesk_atproto::Agent;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::oauth::Secret;
 use swdesk_atproto::service_auth::ServiceAuth;
+use swdesk_lexicon::text::peer_text;
 use swdesk_net::{BodyError, Limit, Outbound, read_bytes};
 use tracing::Instrument as _;
 use url::Url;
@@ -148,7 +149,11 @@ impl Connection {
     }
 }
 
-/// The error of a non-success answer.
+/// The most of a gateway's refusal message kept.
+const REFUSAL_MESSAGE_BYTES: usize = 512;
+
+/// The error of a non-success answer: its name and message cleaned (one line, no controls or
+/// bidi overrides, cut), as every text from another party is.
 pub(crate) fn refusal(method: &'static str, status: StatusCode, text: &str) -> GatewayError {
     let body: Value = serde_json::from_str(text).unwrap_or(Value::Null);
     let name = body["error"]
@@ -158,7 +163,10 @@ pub(crate) fn refusal(method: &'static str, status: StatusCode, text: &str) -> G
         method,
         status: status.as_u16(),
         name: ErrorName::parse(name),
-        message: body["message"].as_str().unwrap_or_default().to_owned(),
+        message: peer_text(
+            body["message"].as_str().unwrap_or_default(),
+            REFUSAL_MESSAGE_BYTES,
+        ),
     }
 }
 

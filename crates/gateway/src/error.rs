@@ -76,7 +76,7 @@ impl ErrorName {
             "BadJwtAudience" => Self::BadJwtAudience,
             "BadJwtLexiconMethod" => Self::BadJwtLexiconMethod,
             "JwtExpired" => Self::JwtExpired,
-            other => Self::Other(other.to_owned()),
+            other => Self::Other(swdesk_lexicon::text::peer_text(other, 64)),
         }
     }
 

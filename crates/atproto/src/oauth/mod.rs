@@ -24,6 +24,7 @@ mod sign_in;
 
 use std::sync::Arc;
 use std::time::Duration;
+use swdesk_lexicon::text::peer_text;
 use swdesk_net::Outbound;
 
 use url::Url;
@@ -204,6 +205,50 @@ pub enum OAuthError {
     SessionEnded(String),
 }
 
+/// The most of a server's OAuth error code kept (they are short identifiers).
+const ERROR_CODE_BYTES: usize = 64;
+/// The most of an `error_description` (or another text a server or redirect chose) kept.
+const DESCRIPTION_BYTES: usize = 512;
+/// The most of an identifier a server or redirect named (an issuer, an account) kept.
+const NAMED_BYTES: usize = 256;
+
+impl OAuthError {
+    /// The server refused the `step` with `error` and `description`: its words, cleaned (one
+    /// line, no controls or bidi overrides, cut), as every text from another party is.
+    pub fn refused(step: &'static str, error: &str, description: &str) -> Self {
+        Self::Refused {
+            step,
+            error: peer_text(error, ERROR_CODE_BYTES),
+            description: peer_text(description, DESCRIPTION_BYTES),
+        }
+    }
+
+    /// The redirect ended the authorization with `error` and `description`, cleaned (the
+    /// redirect's query is anyone's to write: a link can carry it).
+    pub fn denied(error: &str, description: &str) -> Self {
+        Self::Denied {
+            error: peer_text(error, ERROR_CODE_BYTES),
+            description: peer_text(description, DESCRIPTION_BYTES),
+        }
+    }
+
+    /// The redirect named `found` as its issuer, not `expected`; `found` cleaned.
+    pub fn issuer_mismatch(expected: &str, found: &str) -> Self {
+        Self::IssuerMismatch {
+            expected: expected.to_owned(),
+            found: peer_text(found, NAMED_BYTES),
+        }
+    }
+
+    /// The tokens are for `found`, not `expected`; `found` (the server's `sub`) cleaned.
+    pub fn subject_mismatch(expected: String, found: &str) -> Self {
+        Self::SubjectMismatch {
+            expected,
+            found: peer_text(found, NAMED_BYTES),
+        }
+    }
+}
+
 impl OAuthError {
     /// A stable code for the window to branch on.
     pub fn code(&self) -> &'static str {
@@ -312,4 +357,37 @@ pub(crate) fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_clean(text: &str) -> bool {
+        !text.chars().any(|c| {
+            c.is_control()
+                || ('\u{202A}'..='\u{202E}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+    }
+
+    #[test]
+    fn texts_a_server_or_a_redirect_chose_are_kept_cleaned_and_cut() {
+        let hostile = format!("no\u{202E}\0\r\n<script>{}", "d".repeat(100_000));
+        let errors = [
+            OAuthError::refused("refresh", &hostile, &hostile),
+            OAuthError::denied(&hostile, &hostile),
+            OAuthError::issuer_mismatch("https://pds.example", &hostile),
+            OAuthError::subject_mismatch("did:plc:owner".to_owned(), &hostile),
+        ];
+        for error in errors {
+            let shown = error.to_string();
+            assert!(is_clean(&shown), "{shown:?}");
+            assert!(shown.len() < 1_300, "{} bytes kept", shown.len());
+            assert!(
+                shown.contains("no   <script>d"),
+                "the words stay readable: {shown:?}"
+            );
+        }
+    }
 }

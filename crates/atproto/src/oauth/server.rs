@@ -77,11 +77,7 @@ impl AuthServerCalls<'_> {
             let status = response.status();
             if status.is_success() {
                 return read_json(response, Limit::DOCUMENT).await.map_err(|error| {
-                    OAuthError::Refused {
-                        step,
-                        error: "invalid_response".to_owned(),
-                        description: error.to_string(),
-                    }
+                    OAuthError::refused(step, "invalid_response", &error.to_string())
                 });
             }
             let fault = crate::retry::fault_of(status, response.headers());
@@ -98,14 +94,11 @@ impl AuthServerCalls<'_> {
                     retry_after,
                 });
             }
-            return Err(OAuthError::Refused {
+            return Err(OAuthError::refused(
                 step,
-                error,
-                description: body["error_description"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
-            });
+                &error,
+                body["error_description"].as_str().unwrap_or_default(),
+            ));
         }
     }
 
@@ -117,18 +110,14 @@ impl AuthServerCalls<'_> {
         form: &[(&str, &str)],
     ) -> Result<TokenResponse, OAuthError> {
         let body = self.post(step, url, form).await?;
-        let token: TokenResponse =
-            serde_json::from_value(body).map_err(|error| OAuthError::Refused {
-                step,
-                error: "invalid_response".to_owned(),
-                description: error.to_string(),
-            })?;
+        let token: TokenResponse = serde_json::from_value(body)
+            .map_err(|error| OAuthError::refused(step, "invalid_response", &error.to_string()))?;
         if !token.token_type.eq_ignore_ascii_case("DPoP") {
-            return Err(OAuthError::Refused {
+            return Err(OAuthError::refused(
                 step,
-                error: "invalid_response".to_owned(),
-                description: format!("the token type is {}, not DPoP", token.token_type),
-            });
+                "invalid_response",
+                &format!("the token type is {}, not DPoP", token.token_type),
+            ));
         }
         Ok(token)
     }

@@ -217,7 +217,7 @@ impl OAuthClient {
         if token.sub.as_deref() != Some(expected.as_str()) {
             let found = token.sub.clone().unwrap_or_else(|| "no account".to_owned());
             self.revoke_quietly(&attempt, &client_id, &token).await;
-            return Err(OAuthError::SubjectMismatch { expected, found });
+            return Err(OAuthError::subject_mismatch(expected, &found));
         }
         let stored = StoredSession {
             account: Account {
@@ -336,19 +336,16 @@ fn check_callback<'a>(callback: &'a Callback, attempt: &Attempt) -> Result<&'a s
             .authorization_response_iss_parameter_supported)
         && iss != Some(issuer)
     {
-        return Err(OAuthError::IssuerMismatch {
-            expected: issuer.to_owned(),
-            found: iss.unwrap_or("nowhere").to_owned(),
-        });
+        return Err(OAuthError::issuer_mismatch(
+            issuer,
+            iss.unwrap_or("nowhere"),
+        ));
     }
     if let Some(error) = callback.get("error") {
-        return Err(OAuthError::Denied {
-            error: error.to_owned(),
-            description: callback
-                .get("error_description")
-                .unwrap_or_default()
-                .to_owned(),
-        });
+        return Err(OAuthError::denied(
+            error,
+            callback.get("error_description").unwrap_or_default(),
+        ));
     }
     callback.get("code").ok_or_else(|| OAuthError::Denied {
         error: "no code".to_owned(),

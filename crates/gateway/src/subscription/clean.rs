@@ -7,7 +7,7 @@
 //! Invariant: no text of a kept frame holds a control or a bidi override, or passes its
 //! lexicon's `maxLength`.
 
-use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::Phase;
+use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::{ClusterView, Phase};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
     Cluster, Info, InfoName, Member, MemberState, Message, NodeClaim, NodeClaimPhase,
 };
@@ -51,15 +51,31 @@ pub fn message(message: Message) -> Result<Message, Refused> {
 fn cluster(cluster: Cluster) -> Result<Cluster, Refused> {
     Ok(Cluster {
         name: label(cluster.name)?,
-        phase: match cluster.phase {
-            Phase::Other(other) => Phase::Other(peer_text(&other, WORD)),
-            known => known,
-        },
+        phase: phase(cluster.phase),
         instance: cluster.instance.map(|text| peer_text(&text, NAME)),
         server: cluster.server.map(|text| peer_text(&text, URL)),
         extra: serde_json::Map::new(),
         ..cluster
     })
+}
+
+/// A cluster of a `listClusters` answer cleaned as a feed's cluster is, or why it is refused.
+pub fn cluster_view(view: ClusterView) -> Result<ClusterView, Refused> {
+    Ok(ClusterView {
+        name: label(view.name)?,
+        phase: phase(view.phase),
+        instance: view.instance.map(|text| peer_text(&text, NAME)),
+        server: view.server.map(|text| peer_text(&text, URL)),
+        extra: serde_json::Map::new(),
+        ..view
+    })
+}
+
+fn phase(phase: Phase) -> Phase {
+    match phase {
+        Phase::Other(other) => Phase::Other(peer_text(&other, WORD)),
+        known => known,
+    }
 }
 
 fn member(member: Member) -> Result<Member, Refused> {

@@ -40,6 +40,7 @@ use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 use crate::connection::{Connection, refusal};
 pub use bounds::{Breach, FeedLimits};
 use bounds::{Tally, Watch};
+pub use clean::cluster_view;
 
 mod bounds;
 mod clean;

@@ -1,49 +1,26 @@
-//! Generates the Tauri context and gates every command: a command not listed here cannot be
-//! called from the window, and a listed one still needs a permission in `capabilities/`.
+//! Generates the Tauri context and gates every command: a command not named in
+//! `commands.list` cannot be called from the window, and a named one still needs a permission
+//! in `capabilities/` (a test in `src/bindings.rs` holds the list, the handlers, the bindings
+//! and the capability to one another).
 
-/// Every command the window may call. Keep in step with `commands::specta_builder`.
-const COMMANDS: &[&str] = &[
-    "app_info",
-    "ui_ready",
-    "ui_interactive",
-    "session",
-    "sign_in",
-    "cancel_sign_in",
-    "sign_out",
-    "deployments",
-    "index_health",
-    "deployment",
-    "deployment_record",
-    "declare_deployment",
-    "set_contract",
-    "set_secret",
-    "remove_secret",
-    "reveal_secret",
-    "end_deployment",
-    "resolve_conflict",
-    "succeed_deployment",
-    "open_receipt",
-    "clusters",
-    "create_cluster",
-    "control_plane",
-    "delete_cluster",
-    "revoke_identity",
-    "choose_kubeconfig_path",
-    "save_kubeconfig",
-    "kubeconfigs",
-    "forget_kubeconfig",
-    "node_infra",
-    "apply_manifest",
-    "job",
-    "update_status",
-    "check_for_update",
-    "install_update",
-];
+/// The names in `commands.list`: one a line, `#` starting a comment.
+fn command_names() -> &'static [&'static str] {
+    let list =
+        std::fs::read_to_string("commands.list").expect("src-tauri/commands.list is readable");
+    let names: Vec<&'static str> = list
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|name| &*Box::leak(name.to_owned().into_boxed_str()))
+        .collect();
+    Box::leak(names.into_boxed_slice())
+}
 
 fn main() {
+    println!("cargo:rerun-if-changed=commands.list");
     tauri_build::try_build(
         tauri_build::Attributes::new()
-            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+            .app_manifest(tauri_build::AppManifest::new().commands(command_names())),
     )
     .expect("failed to run tauri-build");
 }

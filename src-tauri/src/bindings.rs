@@ -76,7 +76,72 @@ pub fn export(path: &std::path::Path) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
     use std::path::Path;
+
+    /// The names of `commands.list` (what the build's command gate lets through).
+    fn listed() -> BTreeSet<String> {
+        let list =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("commands.list"))
+                .unwrap();
+        list.lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The commands the bindings invoke: those `specta_builder` registers as handlers.
+    fn registered() -> BTreeSet<String> {
+        let fresh = std::env::temp_dir().join(format!("swdesk-commands-{}.ts", std::process::id()));
+        super::export(&fresh).unwrap();
+        let text = std::fs::read_to_string(&fresh).unwrap();
+        std::fs::remove_file(&fresh).ok();
+        text.split("__TAURI_INVOKE")
+            .skip(2) // the import, then each call
+            .filter_map(|call| {
+                call.split_once("(\"")?
+                    .1
+                    .split_once('"')
+                    .map(|(name, _)| name.to_owned())
+            })
+            .collect()
+    }
+
+    /// The commands the main window's capability allows (`allow-app-info` is `app_info`).
+    fn allowed() -> BTreeSet<String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("capabilities/main.json");
+        let capability: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        capability["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|permission| permission.as_str()?.strip_prefix("allow-"))
+            .map(|name| name.replace('-', "_"))
+            .collect()
+    }
+
+    #[test]
+    fn the_command_list_the_handlers_and_the_capability_name_the_same_commands() {
+        let listed = listed();
+        assert!(
+            listed.len() > 30,
+            "commands.list names {} commands",
+            listed.len()
+        );
+        for (what, names) in [
+            ("registered by specta_builder", registered()),
+            ("allowed by capabilities/main.json", allowed()),
+        ] {
+            let missing: Vec<_> = listed.difference(&names).collect();
+            let extra: Vec<_> = names.difference(&listed).collect();
+            assert!(
+                missing.is_empty() && extra.is_empty(),
+                "commands.list and the commands {what} differ: not {what}: {missing:?}; not in commands.list: {extra:?}"
+            );
+        }
+    }
 
     #[test]
     fn committed_typescript_bindings_match_the_rust_commands() {

@@ -1,7 +1,7 @@
 //! The commands the window may call. Each is a thin wrapper: arguments in, one call, a DTO out.
-//! Every command listed here must also be listed in `build.rs` (which gates it) and granted in
-//! `capabilities/main.json`; `bindings::specta_builder` registers them and generates their
-//! TypeScript types.
+//! Every command registered in `bindings::specta_builder` (which makes its handler and its
+//! TypeScript types) is named in `commands.list` (which the build's gate reads) and granted in
+//! `capabilities/main.json`; a test in `bindings` fails when the three differ.
 
 use std::sync::Arc;
 

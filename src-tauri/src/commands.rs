@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use specta::Type;
-use swdesk_api::Desk;
+use swdesk_api::{Desk, ErrorCode};
 use tauri::{AppHandle, Manager, State};
 
 use crate::startup::{self, Startup};
@@ -43,7 +43,7 @@ pub struct DemoAccount {
 #[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
 #[error("{message}")]
 pub struct CommandError {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     pub problems: Vec<ProblemDto>,
 }
@@ -67,9 +67,9 @@ impl From<&swdesk_api::Problem> for ProblemDto {
 }
 
 impl CommandError {
-    pub(crate) fn new(code: &str, message: impl ToString) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl ToString) -> Self {
         Self {
-            code: code.to_owned(),
+            code,
             message: message.to_string(),
             problems: Vec::new(),
         }
@@ -90,7 +90,7 @@ pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, C
     let dir = |result: tauri::Result<std::path::PathBuf>| {
         result
             .map(|path| path.display().to_string())
-            .map_err(|error| CommandError::new("paths", error))
+            .map_err(|error| CommandError::new(ErrorCode::Paths, error))
     };
     Ok(AppInfo {
         name: app.package_info().name.clone(),

@@ -12,7 +12,7 @@ use swdesk_api::deployments::{
     ContractIntent, DeploymentChange, DeploymentDetail, DeploymentRow, IntentError,
 };
 use swdesk_api::records::RecordView;
-use swdesk_api::{DeploymentKind, Desk, DeskError, IndexHealth, Name, Resolution};
+use swdesk_api::{DeploymentKind, Desk, DeskError, ErrorCode, IndexHealth, Name, Resolution};
 use tauri::AppHandle;
 use tauri_specta::Event;
 
@@ -95,7 +95,7 @@ impl From<DeskError> for CommandError {
 }
 
 fn name(text: &str) -> Result<Name, CommandError> {
-    Name::parse(text).map_err(|error| CommandError::new("not-found", error))
+    Name::parse(text).map_err(|error| CommandError::new(ErrorCode::NotFound, error))
 }
 
 /// Every deployment of the signed-in account.
@@ -150,7 +150,7 @@ pub async fn declare_deployment(
     declaration: String,
 ) -> Result<DeploymentRow, CommandError> {
     let value = serde_json::from_str(&declaration).map_err(|error| {
-        CommandError::new("invalid", "the declaration is not JSON").with_problems(vec![
+        CommandError::new(ErrorCode::Invalid, "the declaration is not JSON").with_problems(vec![
             ProblemDto {
                 path: String::new(),
                 message: format!("This is not JSON: {error}."),

@@ -13,6 +13,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use swdesk_api::ErrorCode;
 use swdesk_api::update::{UpdateSource, UpdateView, server_text};
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_updater::{Error, Update, UpdaterExt};
@@ -293,7 +294,7 @@ pub async fn install_update(app: AppHandle) -> Result<(), CommandError> {
     let updates = Arc::clone(&app.state::<Arc<Updates>>());
     let Some((update, bytes)) = lock(&updates.ready).take() else {
         return Err(CommandError::new(
-            "no_update",
+            ErrorCode::NoUpdate,
             "no update is downloaded: check for updates first",
         ));
     };
@@ -344,7 +345,7 @@ fn install_failed(app: &AppHandle, updates: &Updates, version: String, why: &str
         },
     );
     CommandError::new(
-        "update_not_installed",
+        ErrorCode::UpdateNotInstalled,
         format!("version {version} could not be installed: {reason}"),
     )
 }

@@ -12,6 +12,7 @@
 //! module except on its way to the file (it is a credential); a manifest is parsed here (YAML
 //! or JSON) and refused with its parse error before any request is made.
 
+use crate::error_code::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -267,12 +268,12 @@ pub enum ClusterError {
 
 impl ClusterError {
     /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Gateway(_) => "gateway",
-            Self::Manifest(_) => "manifest",
-            Self::Ttl(_) => "ttl",
-            Self::Save { .. } => "save",
+            Self::Gateway(_) => ErrorCode::Gateway,
+            Self::Manifest(_) => ErrorCode::Manifest,
+            Self::Ttl(_) => ErrorCode::Ttl,
+            Self::Save { .. } => ErrorCode::Save,
         }
     }
 }

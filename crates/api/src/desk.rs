@@ -9,6 +9,7 @@
 //! before the session goes; a controller that cannot start leaves the owner signed in and says
 //! why (the deployments wait, nothing is lost).
 
+use crate::error_code::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,19 +132,19 @@ pub enum DeskError {
 
 impl DeskError {
     /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::SignedOut => "signed-out",
-            Self::Controller(_) | Self::NotRunning(_) => "controller",
+            Self::SignedOut => ErrorCode::SignedOut,
+            Self::Controller(_) | Self::NotRunning(_) => ErrorCode::Controller,
             Self::Intent(intent) => intent.code(),
-            Self::Resolve(_) => "resolve",
-            Self::Record(_) => "record",
-            Self::NoGateway => "no-gateway",
+            Self::Resolve(_) => ErrorCode::Resolve,
+            Self::Record(_) => ErrorCode::Record,
+            Self::NoGateway => ErrorCode::NoGateway,
             Self::Cluster(cluster) => cluster.code(),
-            Self::NoReceipt => "no-receipt",
-            Self::Browser(_) => "browser",
-            Self::Keychain(_) => "keychain",
-            Self::Kubeconfig(_) => "kubeconfig",
+            Self::NoReceipt => ErrorCode::NoReceipt,
+            Self::Browser(_) => ErrorCode::Browser,
+            Self::Keychain(_) => ErrorCode::Keychain,
+            Self::Kubeconfig(_) => ErrorCode::Kubeconfig,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! write through here. A deployment followed read-only (another account keeps its record) takes
 //! no intent at all ([`refuse_read_only`]).
 
+use crate::error_code::ErrorCode;
 use swdesk_core::deployment::{Deployment, Writer, writer};
 use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
 use swdesk_core::name::Name;
@@ -32,12 +33,12 @@ pub enum IntentError {
 
 impl IntentError {
     /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Invalid(_) => "invalid",
-            Self::NotFound(_) => "not-found",
-            Self::Refused(_) => "refused",
-            Self::Store(_) => "store",
+            Self::Invalid(_) => ErrorCode::Invalid,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::Refused(_) => ErrorCode::Refused,
+            Self::Store(_) => ErrorCode::Store,
         }
     }
 }

@@ -20,6 +20,7 @@
 //!   shown at an offline start;
 //! - [`update`]: signed updates: the release manifest and package, fetched under the outbound
 //!   policy, and what the window shows of them;
+//! - [`error_code`]: the one list of codes a failed command carries to the window;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
 //!   someone is signed in; [`runtime`]: the async runtime the app runs on.
 
@@ -30,6 +31,7 @@ pub mod contracts;
 pub mod controller;
 pub mod deployments;
 pub mod desk;
+pub mod error_code;
 pub mod identities;
 pub mod intent;
 pub mod kubeconfig_paths;
@@ -45,6 +47,7 @@ pub mod session;
 pub mod update;
 
 pub use desk::{Desk, DeskError};
+pub use error_code::ErrorCode;
 pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};

@@ -10,6 +10,7 @@
 //! network, a busy or failing server, an expired access token that cannot be refreshed now:
 //! the session is kept (offline is not signed out).
 
+use crate::error_code::ErrorCode;
 use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::keychain::{Keychain, KeychainError, SessionStore};
@@ -60,13 +61,13 @@ pub enum SessionError {
 
 impl SessionError {
     /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Keychain(_) => "keychain",
-            Self::SignIn(error) => error.code(),
-            Self::Cancelled => "cancelled",
-            Self::AlreadySignedIn(_) => "already-signed-in",
-            Self::NotRevoked(_) => "not-revoked",
+            Self::Keychain(_) => ErrorCode::Keychain,
+            Self::SignIn(error) => ErrorCode::of_sign_in(error),
+            Self::Cancelled => ErrorCode::Cancelled,
+            Self::AlreadySignedIn(_) => ErrorCode::AlreadySignedIn,
+            Self::NotRevoked(_) => ErrorCode::NotRevoked,
         }
     }
 }

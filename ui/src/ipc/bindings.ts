@@ -511,7 +511,7 @@ export type ClustersView_Serialize = {
  *  for a refused declaration every problem it has.
  */
 export type CommandError = {
-	code: string,
+	code: ErrorCode,
 	message: string,
 	problems: ProblemDto[],
 };
@@ -836,6 +836,75 @@ export type DriftView = {
 	 */
 	fix: string,
 };
+
+/**  What kind of failure a command met: what the window branches on. */
+export type ErrorCode = 
+/**  The handle or DID did not resolve. */
+"identity" | 
+/**  The owner's PDS did not answer. */
+"pds-unreachable" | 
+/**  The sign-in server cannot sign in a desktop app. */
+"auth-server-unsuitable" | 
+/**  The sign-in server did not answer (or not now). */
+"unreachable" | 
+/**  A server refused the request (sign-in, or a change the controller refused). */
+"refused" | 
+/**  The app could not listen for the browser's redirect. */
+"listener" | 
+/**  No browser could be opened. */
+"browser" | 
+/**  The owner did not grant access in the browser. */
+"denied" | 
+/**  The browser came back from another sign-in or another server. */
+"callback-mismatch" | 
+/**  The tokens are for another account than the one asked. */
+"subject-mismatch" | 
+/**  The sign-in was not finished in time. */
+"timed-out" | 
+/**  The OS keychain did not answer. */
+"keychain" | 
+/**  The session ended (revoked or expired); sign in again. */
+"session-ended" | 
+/**  The sign-in was cancelled. */
+"cancelled" | 
+/**  Someone is signed in already. */
+"already-signed-in" | 
+/**  Signed out here, but the server did not confirm the revocation. */
+"not-revoked" | 
+/**  Nobody is signed in. */
+"signed-out" | 
+/**  The embedded controller failed or is not running. */
+"controller" | 
+/**  The declaration is not valid; its problems are named. */
+"invalid" | 
+/**  No such deployment (or a name that cannot be one). */
+"not-found" | 
+/**  The local store failed. */
+"store" | 
+/**  A conflict could not be resolved. */
+"resolve" | 
+/**  The record could not be read from the repo. */
+"record" | 
+/**  The contract has no receipt to open. */
+"no-receipt" | 
+/**  The network names no gateway. */
+"no-gateway" | 
+/**  The gateway refused or failed. */
+"gateway" | 
+/**  The manifest is not one valid Kubernetes object. */
+"manifest" | 
+/**  The kubeconfig lifetime is out of range. */
+"ttl" | 
+/**  The kubeconfig could not be saved. */
+"save" | 
+/**  A kept kubeconfig could not be removed (or is not one saved here). */
+"kubeconfig" | 
+/**  The app's own directories could not be found. */
+"paths" | 
+/**  No update is downloaded to install. */
+"no-update" | 
+/**  The update could not be installed. */
+"update-not-installed";
 
 /**  A genesis-only field of a contract that two declarations set differently. */
 export type GenesisChange = {

@@ -17,6 +17,7 @@ import {
   type KubeconfigView_Serialize as KubeconfigView,
   type NodeInfraView_Serialize as NodeInfraView,
   type CommandError,
+  type ErrorCode,
   type ContractIntent,
   type ContractView_Serialize as ContractView,
   type DemoAccount,
@@ -55,6 +56,7 @@ export type {
   KubeconfigView,
   NodeInfraView,
   CommandError,
+  ErrorCode,
   ContractIntent,
   ContractView,
   DemoAccount,
@@ -81,7 +83,7 @@ export type {
 
 /** A failed command as the UI handles it: branch on `code`, show `message` (and `problems`). */
 export class IpcError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly problems: Problem[];
   constructor(error: CommandError) {
     super(error.message);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { ErrorCode } from "../ipc";
 import { adviceFor, describeScope, initialOf, notGranted, sentence } from "./session";
 
 describe("sign-in advice", () => {
   it("says what to do for every error code the shell sends", () => {
-    const codes = [
+    const codes: ErrorCode[] = [
       "identity", "pds-unreachable", "auth-server-unsuitable", "unreachable", "refused", "denied",
       "callback-mismatch", "subject-mismatch", "timed-out", "browser", "keychain", "listener",
     ];
@@ -12,8 +13,8 @@ describe("sign-in advice", () => {
     expect(new Set(advice).size).toBe(codes.length);
   });
 
-  it("falls back to a plain retry for a code it does not know", () => {
-    expect(adviceFor("something-new")).toBe("Try again.");
+  it("falls back to a plain retry for a failure that carries no code", () => {
+    expect(adviceFor(undefined)).toBe("Try again.");
   });
 });
 

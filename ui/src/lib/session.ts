@@ -1,8 +1,10 @@
 // View logic of the session: what an error code tells the owner to do, how the granted scopes
 // read. Pure functions, unit tested; the components only render what these return.
 
+import type { ErrorCode } from "../ipc";
+
 /** What the sign-in screen says after an error, by the error's code. */
-export function adviceFor(code: string): string {
+export function adviceFor(code: ErrorCode | undefined): string {
   switch (code) {
     case "identity":
       return "Check the handle (like alice.bsky.social) or paste your DID.";

@@ -93,7 +93,7 @@ class ClusterBoard {
       this.status = "ready";
       void this.readKept();
     } catch (error) {
-      const code = error instanceof IpcError ? error.code : "";
+      const code = error instanceof IpcError ? error.code : undefined;
       if (code === "signed-out" || code === "no-gateway") this.status = code;
       else {
         this.status = "failed";

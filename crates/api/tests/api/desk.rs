@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use swdesk_api::controller::LiveEvent;
-use swdesk_api::{Desk, DeskError, SessionView};
+use swdesk_api::{Desk, DeskError, ErrorCode, SessionView};
 use swdesk_atproto::Agent;
 use swdesk_atproto::keychain::MemoryStore;
 use swdesk_testkit::Chromium;
@@ -30,7 +30,7 @@ async fn a_second_desk_on_one_data_directory_runs_no_controller_and_says_who_hol
     assert!(matches!(second.session().await, SessionView::SignedIn(_)));
     let refused = second.deployments().await.unwrap_err();
     assert!(matches!(refused, DeskError::NotRunning(_)), "{refused:?}");
-    assert_eq!(refused.code(), "controller");
+    assert_eq!(refused.code(), ErrorCode::Controller);
     let told = refused.to_string();
     assert!(
         told.contains(&format!(

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use swdesk_api::controller::LiveEvent;
 use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
-use swdesk_api::{Desk, DeskError};
+use swdesk_api::{Desk, DeskError, ErrorCode};
 use swdesk_atproto::keychain::Keychain;
 use swdesk_core::infra::DeploymentKind;
 use swdesk_core::name::Name;
@@ -118,7 +118,7 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
         .unwrap_err();
     assert_eq!(
         kept.code(),
-        "not-found",
+        ErrorCode::NotFound,
         "a refused secret is not declared: {kept}"
     );
     let values = Keychain::open(&network.keychain_name)
@@ -207,7 +207,7 @@ async fn a_secret_set_in_the_desk_reaches_its_guest_sealed_and_is_nowhere_in_cle
         .reveal_secret(infra, web.clone(), "db-password".into())
         .await
         .unwrap_err();
-    assert_eq!(gone.code(), "not-found", "{gone}");
+    assert_eq!(gone.code(), ErrorCode::NotFound, "{gone}");
     let entry = swdesk_api::secrets::keychain_entry(infra, &web, "db-password");
     assert!(
         values.read(&entry).unwrap().is_none(),

@@ -250,31 +250,6 @@ impl OAuthError {
 }
 
 impl OAuthError {
-    /// A stable code for the window to branch on.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::Identity(_) => "identity",
-            Self::PdsUnreachable { .. } => "pds-unreachable",
-            Self::NoAuthorizationServer { .. } | Self::AuthServerUnsuitable { .. } => {
-                "auth-server-unsuitable"
-            }
-            Self::AuthServerUnreachable { .. }
-            | Self::Transport { .. }
-            | Self::Unavailable { .. } => "unreachable",
-            Self::Refused { .. } => "refused",
-            Self::Listener(_) => "listener",
-            Self::Browser(_) => "browser",
-            Self::Denied { .. } => "denied",
-            Self::StateMismatch | Self::IssuerMismatch { .. } => "callback-mismatch",
-            Self::SubjectMismatch { .. } => "subject-mismatch",
-            Self::TimedOut(_) => "timed-out",
-            Self::Keychain(_) => "keychain",
-            Self::SessionEnded(_) => "session-ended",
-        }
-    }
-}
-
-impl OAuthError {
     /// Whether the same call may succeed later (core's retry rule): the network, a busy or
     /// failing server, or its own words for that (`server_error`, `temporarily_unavailable`).
     pub fn fault(&self) -> Fault {

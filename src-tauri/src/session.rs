@@ -28,7 +28,8 @@ pub struct Session {
     pub state: SessionState,
     /// Signed in: who.
     pub account: Option<AccountDto>,
-    /// Signed out: why, when it was not the owner's choice.
+    /// Signed out: why, when it was not the owner's choice. Signed in: why the session is kept
+    /// in memory only (the keychain refused its refreshed tokens).
     pub notice: Option<String>,
     /// Signing in: the handle or DID.
     pub input: Option<String>,
@@ -91,7 +92,11 @@ impl From<SessionError> for CommandError {
 #[tauri::command]
 #[specta::specta]
 pub async fn session(desk: State<'_, Arc<Desk>>) -> Result<Session, CommandError> {
-    Ok(desk.session().await.into())
+    let mut session = Session::from(desk.session().await);
+    if matches!(session.state, SessionState::SignedIn) {
+        session.notice = desk.sessions().unsaved();
+    }
+    Ok(session)
 }
 
 /// Signs in the handle or DID through the browser; answers once the browser came back.

@@ -152,7 +152,7 @@ impl DeskError {
 impl Desk {
     /// A desk on `network`, signing in through `browser`, keeping its stores under `data_dir`.
     pub fn new(network: Network, browser: Arc<dyn Browser>, data_dir: PathBuf) -> Self {
-        Self::with_sessions(Sessions::new(network, browser), data_dir)
+        Self::with_sessions(Sessions::new(network, browser, data_dir.clone()), data_dir)
     }
 
     /// A desk over `sessions` (tests give theirs a keychain entry of their own).

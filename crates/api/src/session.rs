@@ -11,6 +11,7 @@
 //! the session is kept (offline is not signed out).
 
 use crate::error_code::ErrorCode;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::keychain::{Keychain, KeychainError, SessionStore};
@@ -89,7 +90,8 @@ enum State {
 /// a store given by the caller.
 #[derive(Debug)]
 enum StoreSource {
-    Keychain,
+    /// The session entry of the profile whose data directory this is.
+    Keychain(PathBuf),
     Given(Result<Arc<dyn SessionStore>, KeychainError>),
 }
 
@@ -118,9 +120,10 @@ pub fn requested_scopes() -> Vec<String> {
 }
 
 impl Sessions {
-    /// Sessions of `network`, kept in the OS keychain, signing in through `browser`.
-    pub fn new(network: Network, browser: Arc<dyn Browser>) -> Self {
-        Self::from_source(network, browser, StoreSource::Keychain)
+    /// Sessions of `network` for the profile whose data directory is `data_dir`, kept in the
+    /// OS keychain under that directory and the account, signing in through `browser`.
+    pub fn new(network: Network, browser: Arc<dyn Browser>, data_dir: PathBuf) -> Self {
+        Self::from_source(network, browser, StoreSource::Keychain(data_dir))
     }
 
     /// Sessions kept in `store` (a keychain entry of the caller's, or its failure to open).
@@ -157,8 +160,8 @@ impl Sessions {
             .get_or_init(|| async {
                 let store = match &self.source {
                     StoreSource::Given(store) => store.clone(),
-                    StoreSource::Keychain => {
-                        open_keychain(self.network.keychain_name.clone()).await
+                    StoreSource::Keychain(data_dir) => {
+                        open_keychain(self.network.keychain_name.clone(), data_dir.clone()).await
                     }
                 };
                 let (oauth, browser) = (self.network.oauth.clone(), self.browser.clone());
@@ -173,6 +176,11 @@ impl Sessions {
     /// The network these sessions are on.
     pub fn network(&self) -> &Network {
         &self.network
+    }
+
+    /// Why the signed-in session is kept in memory only (its keychain save failed), if it is.
+    pub fn unsaved(&self) -> Option<String> {
+        self.agent().and_then(|agent| agent.unsaved())
     }
 
     /// The signed-in agent, if any.
@@ -350,10 +358,14 @@ impl Sessions {
     }
 }
 
-/// Opens the OS keychain off the async executor (it talks D-Bus, blocking).
-async fn open_keychain(network: String) -> Result<Arc<dyn SessionStore>, KeychainError> {
+/// Opens the OS keychain off the async executor (it talks D-Bus, blocking): the session entry
+/// of the profile at `data_dir`.
+async fn open_keychain(
+    network: String,
+    data_dir: PathBuf,
+) -> Result<Arc<dyn SessionStore>, KeychainError> {
     tokio::task::spawn_blocking(move || Keychain::open(&network))
         .await
         .map_err(|error| KeychainError::unavailable(error.to_string()))?
-        .map(|keychain| Arc::new(keychain) as Arc<dyn SessionStore>)
+        .map(|keychain| Arc::new(keychain.session_of(&data_dir)) as Arc<dyn SessionStore>)
 }

@@ -4,7 +4,13 @@
 //! session back to the keychain, and signs out by revoking and forgetting.
 //!
 //! Invariants: refreshes are serialized (refresh tokens are single use): a caller that waited
-//! for another's refresh uses its result instead of spending the new token again. Only the
+//! for another's refresh uses its result instead of spending the new token again, and so does
+//! another process of the same profile: a refresh holds the store ([`SessionStore::hold`], a
+//! lock file in the data directory), reads the keychain again, and adopts a session that
+//! process refreshed since ([`StoredSession::is_outrun_by`]). Rotated tokens go to memory
+//! first, then to the keychain, tried again a few times; a save that still fails keeps them in
+//! memory (the old refresh token is spent), says so ([`Agent::unsaved`]) and is tried again at
+//! the next call. Only the
 //! authorization server's word that the grant is gone (`invalid_grant`, see
 //! [`OAuthError::ends_the_grant`]) ends the session ([`OAuthError::SessionEnded`], remembered:
 //! every later call fails at once without a request); a refresh that does not reach the
@@ -36,6 +42,11 @@ const REFRESH_BACKOFF: Backoff = Backoff {
     cap: Duration::from_secs(4),
 };
 
+/// Attempts of saving a refreshed session before it is told as unsaved.
+const SAVE_ATTEMPTS: u32 = 3;
+/// The wait after the first failed save; each next one waits twice as long.
+const SAVE_BACKOFF: Duration = Duration::from_millis(250);
+
 /// A signed-in session that makes XRPC calls. Cheap to clone; clones share the session.
 #[derive(Debug, Clone)]
 pub struct Agent {
@@ -52,6 +63,8 @@ struct Inner {
     store: Arc<dyn SessionStore>,
     /// Why the session ended, once the authorization server said so.
     ended: tokio::sync::watch::Sender<Option<String>>,
+    /// Why the session in memory is not the keychain's, while a save failed.
+    unsaved: tokio::sync::watch::Sender<Option<String>>,
 }
 
 impl Agent {
@@ -83,6 +96,7 @@ impl Agent {
                 refreshing: tokio::sync::Mutex::new(()),
                 store,
                 ended: tokio::sync::watch::Sender::new(None),
+                unsaved: tokio::sync::watch::Sender::new(None),
             }),
         })
     }
@@ -118,10 +132,19 @@ impl Agent {
         self.inner.ended.subscribe()
     }
 
+    /// Why the refreshed session is kept in memory only, while the keychain refuses it: after a
+    /// restart the owner would have to sign in again. `None` once it is saved.
+    pub fn unsaved(&self) -> Option<String> {
+        self.inner.unsaved.borrow().clone()
+    }
+
     /// Sends `request` to the PDS and returns the JSON answer.
     pub async fn call(&self, request: &XrpcRequest) -> Result<Value, XrpcError> {
         if let Some(why) = self.ended() {
             return Err(OAuthError::SessionEnded(why).into());
+        }
+        if self.unsaved().is_some() {
+            self.save_again().await?;
         }
         self.refresh_if_due().await?;
         let mut nonce_retried = false;
@@ -204,6 +227,11 @@ impl Agent {
         if self.read(|session| session.access_token != *spent) {
             return Ok(());
         }
+        let _held =
+            crate::keychain::blocking(self.inner.store.clone(), |store| store.hold()).await?;
+        if self.adopt_newer().await {
+            return Ok(());
+        }
         let mut attempt = 1;
         loop {
             let error = match self.refresh_once().await {
@@ -222,6 +250,77 @@ impl Agent {
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
+    }
+
+    /// Takes the session another process of this profile refreshed since this one read it (the
+    /// same grant, refreshed more often): its tokens are the live ones, ours are spent. Called
+    /// while the store is held.
+    async fn adopt_newer(&self) -> bool {
+        let stored =
+            crate::keychain::blocking(self.inner.store.clone(), |store| store.load()).await;
+        let stored = match stored {
+            Ok(stored) => stored,
+            Err(error) => {
+                tracing::warn!(%error, "the keychain could not be read before a refresh");
+                return false;
+            }
+        };
+        let Some(newer) = stored.filter(|stored| self.read(|mine| mine.is_outrun_by(stored)))
+        else {
+            return false;
+        };
+        tracing::info!(
+            generation = newer.generation,
+            "adopted the session another process of this profile refreshed"
+        );
+        *self.write() = newer;
+        true
+    }
+
+    /// Saves the session in memory to the keychain, up to `attempts` times; a save that still
+    /// fails is kept as [`Self::unsaved`] and logged, never dropped: the tokens in memory are
+    /// the only live ones.
+    async fn save(&self, attempts: u32) {
+        let mut wait = SAVE_BACKOFF;
+        for attempt in 1..=attempts {
+            let session = self.read(Clone::clone);
+            let saved = crate::keychain::blocking(self.inner.store.clone(), move |store| {
+                store.save(&session)
+            })
+            .await;
+            let error = match saved {
+                Ok(()) => {
+                    if self.inner.unsaved.send_replace(None).is_some() {
+                        tracing::info!("the refreshed session is saved in the keychain now");
+                    }
+                    return;
+                }
+                Err(error) => error,
+            };
+            if attempt == attempts {
+                tracing::error!(%error, "the refreshed session could not be saved in the keychain; it is kept in memory");
+                self.inner.unsaved.send_replace(Some(format!(
+                    "Your refreshed session could not be saved in the keychain ({error}). It is kept \
+                     until you quit; unlock the keychain, or you will have to sign in again."
+                )));
+                return;
+            }
+            tracing::warn!(%error, attempt, ?wait, "saving the refreshed session failed; retrying");
+            tokio::time::sleep(wait).await;
+            wait *= 2;
+        }
+    }
+
+    /// Tries once more to save a session whose save failed, holding the store as a refresh does.
+    async fn save_again(&self) -> Result<(), OAuthError> {
+        let _turn = self.inner.refreshing.lock().await;
+        if self.unsaved().is_none() {
+            return Ok(());
+        }
+        let _held =
+            crate::keychain::blocking(self.inner.store.clone(), |store| store.hold()).await?;
+        self.save(1).await;
+        Ok(())
     }
 
     /// Remembers that the session ended, and why; the error every later call returns.
@@ -270,11 +369,10 @@ impl Agent {
         if !token.scope.is_empty() {
             renewed.account.granted_scope = token.scope;
         }
-        let saved = renewed.clone();
-        crate::keychain::blocking(self.inner.store.clone(), move |store| store.save(&saved))
-            .await?;
+        renewed.generation = renewed.generation.saturating_add(1);
         *self.write() = renewed;
         tracing::debug!("access token refreshed");
+        self.save(SAVE_ATTEMPTS).await;
         Ok(())
     }
 

@@ -65,6 +65,8 @@ pub struct Seen {
     pub rkey: Option<String>,
     /// The status injected, or `None` when it was forwarded.
     pub injected: Option<u16>,
+    /// The status the upstream answered a forwarded request with, once it did.
+    pub answered: Option<u16>,
 }
 
 #[derive(Debug)]
@@ -197,11 +199,13 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             .injected
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    let at = Instant::now();
     lock(&shared.seen).push(Seen {
         path,
-        at: Instant::now(),
+        at,
         rkey,
         injected: fault.as_ref().map(|fault| fault.status),
+        answered: None,
     });
     if let Some(hold) = hold {
         if hold == Hold::AfterThePds {
@@ -212,9 +216,16 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     }
     match fault {
         Some(fault) => injected(&fault),
-        None => upstream(&shared, parts, body)
-            .await
-            .unwrap_or_else(|why| status(StatusCode::BAD_GATEWAY, why)),
+        None => {
+            let answer = upstream(&shared, parts, body)
+                .await
+                .unwrap_or_else(|why| status(StatusCode::BAD_GATEWAY, why));
+            let mut seen = lock(&shared.seen);
+            if let Some(this) = seen.iter_mut().rev().find(|seen| seen.at == at) {
+                this.answered = Some(answer.status().as_u16());
+            }
+            answer
+        }
     }
 }
 

@@ -17,14 +17,13 @@ use serde::{Deserialize, Serialize};
 use swdesk_api::controller::{AccountController, store_path};
 use swdesk_api::{Network, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::keychain::Keychain;
 use swdesk_core::infra::InfraSpec;
 use swdesk_core::timestamp::Clock as _;
 use swdesk_devnet::{FaultProxy, Hold};
 use swdesk_store::Store;
 
 use crate::faults::{PUT_RECORD, pds_behind_proxy};
-use crate::session::{NoBrowser, network_of, signed_in};
+use crate::session::{NoBrowser, network_of, profile_session, signed_in};
 use crate::support::{
     declare_infra, description, edit_infra, eventually, in_sync, index_rkeys, infra, public_record,
     public_rkeys, quick_engine,
@@ -50,7 +49,7 @@ async fn controller_process() {
         serde_json::from_str(&std::env::var(CHILD_ENV).expect("started by a kill test")).unwrap();
     let mut network = Network::sandbox(&set_up.ready_line).unwrap();
     network.keychain_name = set_up.keychain_name.clone();
-    let keychain = Keychain::open(&set_up.keychain_name).unwrap();
+    let keychain = profile_session(&set_up.keychain_name);
     let sessions =
         Sessions::with_store(network.clone(), Arc::new(NoBrowser), Ok(Arc::new(keychain)));
     assert!(matches!(sessions.current().await, SessionView::SignedIn(_)));

@@ -15,6 +15,7 @@ mod faults;
 mod killed;
 mod market;
 mod offline;
+mod profiles;
 mod secrets;
 mod session;
 mod soak;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use swdesk_api::network::DEFAULT_CLIENT_ID;
 use swdesk_api::{Network, SessionError, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::keychain::{Keychain, SessionStore};
+use swdesk_atproto::keychain::{Keychain, ProfileSession, SessionStore};
 use swdesk_atproto::{Agent, Browser, ClientKind};
 use swdesk_devnet::{Account, SandboxPds};
 use swdesk_testkit::Chromium;
@@ -24,9 +24,16 @@ pub async fn network(test: &str) -> (SandboxPds, Network, Arc<dyn SessionStore>)
 pub fn network_of(pds: &SandboxPds, test: &str) -> (Network, Arc<dyn SessionStore>) {
     let mut network = Network::sandbox(&pds.ready_line()).unwrap();
     network.keychain_name = format!("api-test-{test}-{}", std::process::id());
-    let keychain = Keychain::open(&network.keychain_name).unwrap();
-    keychain.delete().unwrap();
-    (network, Arc::new(keychain))
+    let session = profile_session(&network.keychain_name);
+    session.delete().unwrap();
+    (network, Arc::new(session))
+}
+
+/// The session entry of the test whose keychain is `keychain_name` (its profile's directory
+/// derives from that name, so a child process of the test finds the same entry).
+pub fn profile_session(keychain_name: &str) -> ProfileSession {
+    let data_dir = std::env::temp_dir().join(format!("swdesk-{keychain_name}"));
+    Keychain::open(keychain_name).unwrap().session_of(&data_dir)
 }
 
 /// `account` signed in through Chromium: its sessions, agent and an identity resolver.

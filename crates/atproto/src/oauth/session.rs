@@ -81,6 +81,10 @@ pub struct StoredSession {
     pub expires_at: i64,
     /// The DPoP private key, base64url of its 32 bytes.
     pub dpop_key: Secret,
+    /// How many refreshes this grant has had: a process that finds a higher number in the
+    /// keychain than its own adopts that session instead of spending its refresh token again.
+    #[serde(default)]
+    pub generation: u64,
 }
 
 impl StoredSession {
@@ -91,6 +95,14 @@ impl StoredSession {
             .decode(self.dpop_key.expose())
             .ok()?;
         DpopKey::from_secret_bytes(&bytes)
+    }
+
+    /// Whether `other` is this grant (the same account and DPoP key) refreshed more often: the
+    /// newer session another process wrote, to adopt rather than refresh again.
+    pub fn is_outrun_by(&self, other: &StoredSession) -> bool {
+        other.account.did == self.account.did
+            && other.dpop_key == self.dpop_key
+            && other.generation > self.generation
     }
 
     /// The keychain form of `key`.
@@ -121,6 +133,7 @@ mod tests {
             refresh_token: Some(Secret::new("REFRESH-xyz")),
             expires_at: 0,
             dpop_key: StoredSession::encode_key(&key),
+            generation: 0,
         };
         let shown = format!("{session:?}");
         for secret in ["ACCESS-abc", "REFRESH-xyz", session.dpop_key.expose()] {

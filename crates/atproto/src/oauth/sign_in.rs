@@ -234,6 +234,7 @@ impl OAuthClient {
             refresh_token: token.refresh_token.map(Secret::new),
             expires_at: unix_now().saturating_add(token.expires_in.unwrap_or(300)),
             dpop_key: StoredSession::encode_key(&attempt.dpop),
+            generation: 0,
         };
         let saved = stored.clone();
         crate::keychain::blocking(self.store.clone(), move |store| store.save(&saved)).await?;

@@ -22,6 +22,7 @@ fn session(access: &str) -> StoredSession {
         refresh_token: Some(Secret::new("refresh")),
         expires_at: 1,
         dpop_key: StoredSession::encode_key(&DpopKey::generate()),
+        generation: 0,
     }
 }
 
@@ -54,14 +55,23 @@ fn two_networks_keep_separate_sessions() {
 #[test]
 fn an_accounts_attestation_key_is_made_once_and_kept_in_the_os_keychain() {
     let store = keychain("attestation");
-    let first = store.attestation_key("did:plc:attestation-a").unwrap();
-    let again = store.attestation_key("did:plc:attestation-a").unwrap();
+    let first = store
+        .keychain()
+        .attestation_key("did:plc:attestation-a")
+        .unwrap();
+    let again = store
+        .keychain()
+        .attestation_key("did:plc:attestation-a")
+        .unwrap();
     assert_eq!(
         first.did_key(),
         again.did_key(),
         "the same key is read back"
     );
-    let other = store.attestation_key("did:plc:attestation-b").unwrap();
+    let other = store
+        .keychain()
+        .attestation_key("did:plc:attestation-b")
+        .unwrap();
     assert_ne!(first.did_key(), other.did_key(), "each account has its own");
 }
 
@@ -70,8 +80,8 @@ fn a_secret_value_is_kept_per_account_read_replaced_and_forgotten_in_the_os_keyc
     use swdesk_core::secret::{SecretValue, SecretVault};
 
     let store = keychain("secret-values");
-    let mine = store.secret_values("did:plc:secrets-a");
-    let theirs = store.secret_values("did:plc:secrets-b");
+    let mine = store.keychain().secret_values("did:plc:secrets-a");
+    let theirs = store.keychain().secret_values("did:plc:secrets-b");
     let entry = "secret/Infra/web/db-password";
     assert_eq!(mine.read(entry).unwrap(), None);
     mine.write(entry, &SecretValue::new(b"first".to_vec()))
@@ -88,4 +98,54 @@ fn a_secret_value_is_kept_per_account_read_replaced_and_forgotten_in_the_os_keyc
     mine.remove(entry).unwrap();
     assert_eq!(mine.read(entry).unwrap(), None);
     mine.remove(entry).expect("forgetting nothing succeeds");
+}
+
+#[test]
+fn two_profiles_keep_separate_sessions_and_an_earlier_versions_entry_moves_into_the_first() {
+    use swdesk_atproto::keychain::Keychain;
+
+    use crate::support::{data_dir, open_keychain};
+
+    let keychain: Keychain = open_keychain("profiles");
+    let (first, second) = (
+        keychain.session_of(&data_dir("profile-a")),
+        keychain.session_of(&data_dir("profile-b")),
+    );
+    let legacy = legacy_entry("profiles");
+    legacy
+        .set_password(&serde_json::to_string(&session("signed-in-before")).unwrap())
+        .unwrap();
+
+    let moved = first.load().unwrap().expect("the earlier entry moved in");
+    assert_eq!(moved.access_token.expose(), "signed-in-before");
+    assert!(
+        matches!(legacy.get_password(), Err(keyring_core::Error::NoEntry)),
+        "the earlier entry is gone once moved"
+    );
+    assert_eq!(first.load().unwrap(), Some(moved), "and stays moved");
+    assert_eq!(second.load().unwrap(), None, "moved once, into one profile");
+
+    let mut theirs = session("second-profile");
+    theirs.account.did = "did:plc:another".into();
+    second.save(&theirs).unwrap();
+    assert_eq!(
+        first.load().unwrap().unwrap().access_token.expose(),
+        "signed-in-before"
+    );
+    first.delete().unwrap();
+    assert_eq!(first.load().unwrap(), None);
+    assert_eq!(
+        second.load().unwrap(),
+        Some(theirs),
+        "the other profile keeps its own"
+    );
+    second.delete().unwrap();
+}
+
+/// The one session entry per network that earlier versions kept.
+fn legacy_entry(test: &str) -> keyring_core::Entry {
+    let store: std::sync::Arc<keyring_core::CredentialStore> =
+        dbus_secret_service_keyring_store::Store::new().unwrap();
+    let service = format!("computer.socialweb.desk/test-{test}-{}", std::process::id());
+    keyring_core::Entry::new_in_store(&store, &service, "session").unwrap()
 }

@@ -38,7 +38,10 @@ fn record(description: &str) -> serde_json::Value {
 async fn repo_of(
     sandbox: &Sandbox,
     prefix: &str,
-) -> (PdsRepo, std::sync::Arc<swdesk_atproto::keychain::Keychain>) {
+) -> (
+    PdsRepo,
+    std::sync::Arc<swdesk_atproto::keychain::ProfileSession>,
+) {
     repo_reaching(sandbox, prefix, &[]).await
 }
 
@@ -47,7 +50,10 @@ async fn repo_reaching(
     sandbox: &Sandbox,
     prefix: &str,
     ports: &[u16],
-) -> (PdsRepo, std::sync::Arc<swdesk_atproto::keychain::Keychain>) {
+) -> (
+    PdsRepo,
+    std::sync::Arc<swdesk_atproto::keychain::ProfileSession>,
+) {
     let account = sandbox.account(prefix).await;
     let store = keychain(prefix);
     let agent = sandbox.sign_in(&account, store.clone()).await;

@@ -4,18 +4,32 @@
 use std::sync::{Arc, Mutex};
 
 use swdesk_atproto::Browser;
-use swdesk_atproto::keychain::{Keychain, SessionStore};
+use swdesk_atproto::keychain::{Keychain, ProfileSession, SessionStore};
 use swdesk_testkit::Chromium;
 use url::Url;
 
-/// A keychain entry of this test's own (the real Secret Service).
-pub fn keychain(test: &str) -> Arc<Keychain> {
+/// A keychain of this test's own (the real Secret Service): a network name no other test uses.
+pub fn open_keychain(test: &str) -> Keychain {
     let network = format!("test-{test}-{}", std::process::id());
-    let keychain = Keychain::open(&network).expect(
+    Keychain::open(&network).expect(
         "the Secret Service answers (run under `cargo xtask test`, which starts gnome-keyring)",
-    );
-    keychain.delete().unwrap();
-    Arc::new(keychain)
+    )
+}
+
+/// A data directory of this test's own, kept for the run (its lock file outlives the test).
+pub fn data_dir(test: &str) -> std::path::PathBuf {
+    tempfile::Builder::new()
+        .prefix(&format!("swdesk-{test}-"))
+        .tempdir()
+        .unwrap()
+        .keep()
+}
+
+/// The session entry of a profile of this test's own, empty.
+pub fn keychain(test: &str) -> Arc<ProfileSession> {
+    let session = open_keychain(test).session_of(&data_dir(test));
+    session.delete().unwrap();
+    Arc::new(session)
 }
 
 /// A browser that first calls the app's redirect with a forged query (another program on the

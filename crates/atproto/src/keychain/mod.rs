@@ -1,8 +1,9 @@
 //! Where the session lives between runs: the OS keychain (Secret Service on Linux, Keychain on
-//! macOS, Credential Manager on Windows) through `keyring-core`, one entry per network, holding
-//! the session as JSON (tokens and the DPoP private key included). Beside it: each account's
-//! attestation key and the values of its deployments' secrets ([`SecretValues`], one entry
-//! each), which only this keychain and memory ever hold.
+//! macOS, Credential Manager on Windows) through `keyring-core`, one service per network: each
+//! profile's session ([`ProfileSession`], keyed by data directory and account, holding the
+//! session as JSON, tokens and the DPoP private key included), each account's attestation key
+//! and the values of its deployments' secrets ([`SecretValues`], one entry each), which only this
+//! keychain and memory ever hold.
 //!
 //! Invariants: the product has no other place for a session: when the keychain cannot be
 //! reached, [`Keychain::open`] and every call fail with [`KeychainError::Unavailable`] saying
@@ -10,6 +11,7 @@
 //! (D-Bus round trips), so the async wrappers run them on tokio's blocking pool. The in-memory
 //! store exists only for unit tests of other crates (`test-support` feature).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use keyring_core::{CredentialStore, Entry};
@@ -19,10 +21,12 @@ use swdesk_core::secret::{SecretValue, SecretVault};
 use crate::attestation::{AttestationKey, Curve};
 use crate::oauth::session::StoredSession;
 
+mod profile;
+
+pub use profile::ProfileSession;
+
 /// The keychain's service name prefix; the network name follows it.
 const SERVICE_PREFIX: &str = "computer.socialweb.desk";
-/// The entry's user name.
-const ENTRY_USER: &str = "session";
 
 /// Why the keychain did not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +42,9 @@ pub enum KeychainError {
     /// The entry holds something this app did not write.
     #[error("the keychain entry of the session is unreadable: {0}; sign in again")]
     Corrupt(String),
+    /// The lock that keeps two processes of one profile from refreshing at once was not taken.
+    #[error("the session's lock file could not be taken: {0}")]
+    Lock(String),
 }
 
 /// What to do when no keychain answers, per platform.
@@ -57,6 +64,19 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     fn save(&self, session: &StoredSession) -> Result<(), KeychainError>;
     /// Forgets the stored session; forgetting nothing succeeds.
     fn delete(&self) -> Result<(), KeychainError>;
+    /// Keeps every other process from refreshing this store's session until the answer is
+    /// dropped (blocks while another holds it). A store one process alone uses needs none.
+    fn hold(&self) -> Result<Held, KeychainError> {
+        Ok(Held { _lock: None })
+    }
+}
+
+/// A store held by this process ([`SessionStore::hold`]): the lock file stays locked until
+/// this is dropped.
+#[derive(Debug)]
+pub struct Held {
+    /// The locked file, kept open (closing it unlocks).
+    _lock: Option<std::fs::File>,
 }
 
 /// The OS keychain.
@@ -75,8 +95,14 @@ impl Keychain {
         })
     }
 
-    fn entry(&self) -> Result<Entry, KeychainError> {
-        Entry::new_in_store(&self.store, &self.service, ENTRY_USER).map_err(unavailable)
+    /// The session of the profile whose data directory is `data_dir` (its lock file lives
+    /// there).
+    pub fn session_of(&self, data_dir: &Path) -> ProfileSession {
+        ProfileSession::new(self.clone(), data_dir)
+    }
+
+    fn entry(&self, user: &str) -> Result<Entry, KeychainError> {
+        Entry::new_in_store(&self.store, &self.service, user).map_err(unavailable)
     }
 }
 
@@ -84,8 +110,7 @@ impl Keychain {
     /// The key `did` signs its market records with (inline attestations), kept in the keychain
     /// beside the session; made and kept on first use. Never leaves the keychain and memory.
     pub fn attestation_key(&self, did: &str) -> Result<AttestationKey, KeychainError> {
-        let entry = Entry::new_in_store(&self.store, &self.service, &format!("attestation:{did}"))
-            .map_err(unavailable)?;
+        let entry = self.entry(&format!("attestation:{did}"))?;
         match entry.get_secret() {
             Ok(bytes) => AttestationKey::from_secret_bytes(Curve::P256, &bytes).ok_or_else(|| {
                 KeychainError::Corrupt(
@@ -124,9 +149,7 @@ pub struct SecretValues {
 
 impl SecretValues {
     fn entry(&self, entry: &str) -> Result<Entry, KeychainError> {
-        let user = format!("{}{entry}", self.prefix);
-        Entry::new_in_store(&self.keychain.store, &self.keychain.service, &user)
-            .map_err(unavailable)
+        self.keychain.entry(&format!("{}{entry}", self.prefix))
     }
 
     /// Keeps `value` under `entry`, replacing what was there.
@@ -138,10 +161,7 @@ impl SecretValues {
 
     /// Forgets the value under `entry`; forgetting nothing succeeds.
     pub fn remove(&self, entry: &str) -> Result<(), KeychainError> {
-        match self.entry(entry)?.delete_credential() {
-            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
-            Err(error) => Err(unavailable(error)),
-        }
+        forget(&self.entry(entry)?)
     }
 }
 
@@ -159,31 +179,6 @@ impl SecretVault for SecretValues {
     }
 }
 
-impl SessionStore for Keychain {
-    fn load(&self) -> Result<Option<StoredSession>, KeychainError> {
-        match self.entry()?.get_password() {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|error| KeychainError::Corrupt(error.to_string())),
-            Err(keyring_core::Error::NoEntry) => Ok(None),
-            Err(error) => Err(unavailable(error)),
-        }
-    }
-
-    fn save(&self, session: &StoredSession) -> Result<(), KeychainError> {
-        let text = serde_json::to_string(session)
-            .map_err(|error| KeychainError::Corrupt(error.to_string()))?;
-        self.entry()?.set_password(&text).map_err(unavailable)
-    }
-
-    fn delete(&self) -> Result<(), KeychainError> {
-        match self.entry()?.delete_credential() {
-            Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
-            Err(error) => Err(unavailable(error)),
-        }
-    }
-}
-
 /// Runs a blocking store call off the async executor (the D-Bus store must not run on it).
 pub async fn blocking<T: Send + 'static>(
     store: Arc<dyn SessionStore>,
@@ -192,6 +187,23 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(move || call(store.as_ref()))
         .await
         .map_err(|error| KeychainError::unavailable(error.to_string()))?
+}
+
+/// The text `entry` holds, if any.
+fn read_text(entry: &Entry) -> Result<Option<String>, KeychainError> {
+    match entry.get_password() {
+        Ok(text) => Ok(Some(text)),
+        Err(keyring_core::Error::NoEntry) => Ok(None),
+        Err(error) => Err(unavailable(error)),
+    }
+}
+
+/// Removes `entry`; removing nothing succeeds.
+fn forget(entry: &Entry) -> Result<(), KeychainError> {
+    match entry.delete_credential() {
+        Ok(()) | Err(keyring_core::Error::NoEntry) => Ok(()),
+        Err(error) => Err(unavailable(error)),
+    }
 }
 
 fn unavailable(error: keyring_core::Error) -> KeychainError {

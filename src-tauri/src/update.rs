@@ -2,7 +2,10 @@
 //! Settings, the app reads the release manifest the project publishes (`plugins.updater` in
 //! `tauri.conf.json`: its endpoint and the project's public key, compiled in); a newer release
 //! is downloaded and its signature checked against that key and the version it was signed for
-//! (`tauri-plugin-updater`), then kept in memory until the owner chooses "Restart to update".
+//! (`tauri-plugin-updater`), then kept in memory until the owner chooses "Restart to update",
+//! and installed exactly as verified (`swdesk_api::update::install`: the privileged step
+//! installs root's copy of the bytes only when it matches their hash; the plugin's own install,
+//! which hands the package manager a file of the owner's, is not used).
 //! The app never installs on its own: quitting for the restart stops the controller as any quit
 //! does, so a release in flight finishes first. Another key's signature, a damaged or cut
 //! package and an older version are refused with the reason; the running version keeps working.
@@ -14,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use swdesk_api::ErrorCode;
+use swdesk_api::update::install::{self, PackageKind};
 use swdesk_api::update::{UpdateSource, UpdateView, server_text};
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_updater::{Error, Update, UpdaterExt};
@@ -299,20 +303,21 @@ pub async fn install_update(app: AppHandle) -> Result<(), CommandError> {
         ));
     };
     let version = server_text(&update.version);
-    if !installed_from_package() {
+    let Some(kind) = installed_from_package() else {
         let why = "this copy was not installed from a .deb or .rpm package: update it the way it was installed";
         return Err(install_failed(&app, &updates, version, why));
-    }
+    };
     updates.show(
         &app,
         UpdateView::Installing {
             version: version.clone(),
         },
     );
-    let installed = tauri::async_runtime::spawn_blocking(move || update.install(bytes))
-        .await
-        .map_err(|error| error.to_string())
-        .and_then(|installed| installed.map_err(|error| error.to_string()));
+    let installed =
+        tauri::async_runtime::spawn_blocking(move || install_verified(&update, &bytes, kind))
+            .await
+            .map_err(|error| error.to_string())
+            .and_then(|installed| installed);
     match installed {
         Ok(()) => {
             tracing::info!(%version, "the update is installed: restarting into it");
@@ -323,14 +328,22 @@ pub async fn install_update(app: AppHandle) -> Result<(), CommandError> {
     }
 }
 
-/// Whether this copy came from the .deb or the .rpm (the bundler marks the binary it packages):
-/// only then may the updater replace it; a source build is never written over.
-fn installed_from_package() -> bool {
+/// Checks `bytes` against the release's signature once more, then installs exactly those bytes
+/// (`swdesk_api::update::install`: root's copy, checked against their hash, or nothing).
+fn install_verified(update: &Update, bytes: &[u8], kind: PackageKind) -> Result<(), String> {
+    update.verify(bytes).map_err(|error| refusal(&error))?;
+    install::install(bytes, kind).map_err(|error| error.to_string())
+}
+
+/// Which package this copy came from, the .deb or the .rpm (the bundler marks the binary it
+/// packages): only then may the updater replace it; a source build is never written over.
+fn installed_from_package() -> Option<PackageKind> {
     use tauri::utils::config::BundleType;
-    matches!(
-        tauri::utils::platform::bundle_type(),
-        Some(BundleType::Deb | BundleType::Rpm)
-    )
+    match tauri::utils::platform::bundle_type() {
+        Some(BundleType::Deb) => Some(PackageKind::Deb),
+        Some(BundleType::Rpm) => Some(PackageKind::Rpm),
+        _ => None,
+    }
 }
 
 /// Shows and answers that `version` could not be installed.

@@ -110,9 +110,10 @@ impl ThrowawayRoot {
         ]
     }
 
-    /// A folder holding a `pkexec` that runs the `dpkg` it is asked to on this root: the test's
-    /// stand-in for the system's password prompt, which the updater calls to install a `.deb`
-    /// (a test cannot answer polkit, nor install into this machine's own package database).
+    /// A folder holding a `pkexec` that runs the updater's privileged step (`/bin/sh` and its
+    /// script) with a `dpkg` first in its `PATH` that acts on this root: the test's stand-in
+    /// for the system's password prompt (a test cannot answer polkit, nor install into this
+    /// machine's own package database).
     fn password_prompt(&self) -> anyhow::Result<PathBuf> {
         use std::os::unix::fs::PermissionsExt;
         let folder = self
@@ -125,12 +126,21 @@ impl ThrowawayRoot {
             .dpkg_options()
             .map(|option| format!("'{option}'"))
             .join(" ");
-        let script = format!(
-            "#!/bin/sh\n[ \"$1\" = dpkg ] || exit 126\nshift\nexec dpkg {options} \"$@\"\n"
-        );
-        let pkexec = folder.join("pkexec");
-        std::fs::write(&pkexec, script)?;
-        std::fs::set_permissions(&pkexec, std::fs::Permissions::from_mode(0o755))?;
+        let scripts = [
+            ("dpkg", format!("exec /usr/bin/dpkg {options} \"$@\"")),
+            (
+                "pkexec",
+                format!(
+                    "[ \"$1\" = /bin/sh ] || exit 126\nPATH='{}':\"$PATH\" exec \"$@\"",
+                    folder.display()
+                ),
+            ),
+        ];
+        for (name, body) in scripts {
+            let path = folder.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n"))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        }
         Ok(folder)
     }
 

@@ -12,6 +12,7 @@ mod controller;
 mod deployments;
 mod desk;
 mod faults;
+mod install;
 mod killed;
 mod market;
 mod offline;

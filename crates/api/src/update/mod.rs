@@ -1,8 +1,9 @@
 //! Signed updates, the part that knows nothing of Tauri: where releases are announced
 //! ([`UpdateSource`]), the release manifest (`latest.json`, at most 64 KiB) and the package it
 //! names (at most [`PACKAGE_LIMIT`], read with progress), both fetched under the app's one
-//! outbound policy, and what the window shows of an update ([`UpdateView`]). Checking the
-//! package's signature and installing it belong to the shell (`tauri-plugin-updater`).
+//! outbound policy, what the window shows of an update ([`UpdateView`]), and installing the
+//! package exactly as it was verified ([`install`]). Checking the package's signature belongs to
+//! the shell (`tauri-plugin-updater`).
 //!
 //! Everything the update server sends is hostile input: the manifest and the package are read
 //! under a cap, a download URL is called only if the policy lets it (https to the public
@@ -14,6 +15,8 @@ use std::time::Duration;
 use serde::Serialize;
 use swdesk_net::{BodyError, Limit, NetPolicy, Outbound};
 use url::Url;
+
+pub mod install;
 
 /// The largest package an update may download (today's is about 15 MiB).
 pub const PACKAGE_LIMIT: Limit = Limit(256 * 1024 * 1024);

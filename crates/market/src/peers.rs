@@ -264,13 +264,11 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
             let request = self.http.get(url).map_err(refused_address)?.query(&query);
             let request = request.timeout(self.timeout);
             let answer = send("listReposByCollection", request, Limit::LIST).await?;
-            let page = answer["repos"].as_array().cloned().unwrap_or_default();
-            repos.extend(
-                page.iter()
-                    .filter_map(|repo| repo["did"].as_str().map(str::to_owned)),
-            );
-            cursor = answer["cursor"].as_str().map(str::to_owned);
-            if cursor.is_none() || page.is_empty() || repos.len() >= MAX_OFFERING_REPOS {
+            let page = listed_page(&answer);
+            let room = MAX_OFFERING_REPOS.saturating_sub(repos.len());
+            repos.extend(page.repos.into_iter().take(room));
+            cursor = page.cursor;
+            if cursor.is_none() || page.entries == 0 || repos.len() >= MAX_OFFERING_REPOS {
                 break;
             }
         }
@@ -319,16 +317,7 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
         let request = self.http.get(url).map_err(refused_address)?;
         let request = request.timeout(self.timeout);
         let answer = send("the free grant", request, Limit::RECORD).await?;
-        match (answer["uri"].as_str(), answer["cid"].as_str()) {
-            (Some(uri), Some(cid)) => Ok(StrongRef {
-                uri: uri.to_owned(),
-                cid: cid.to_owned(),
-            }),
-            _ => Err(PeerError::refused(format!(
-                "the grant endpoint answered no strong reference: {}",
-                peer_text(&answer.to_string(), PEER_WORDS_MAX)
-            ))),
-        }
+        grant_reference(&answer)
     }
 
     async fn submit_accept(
@@ -362,6 +351,70 @@ impl<T: ServiceTokens> Peers for HttpPeers<T> {
         } else {
             Err(PeerError::transient("the bidder answered ok: false"))
         }
+    }
+}
+
+/// One page of a relay's `listReposByCollection` answer, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedPage {
+    /// The DIDs listed, in order: only well-formed ones, at most [`MAX_OFFERING_REPOS`].
+    pub repos: Vec<String>,
+    /// How many entries the page held, well-formed or not (none: the listing ended).
+    pub entries: usize,
+    /// Where the next page starts: a cursor of at most [`CURSOR_MAX`] bytes without controls.
+    pub cursor: Option<String>,
+}
+
+/// The longest relay cursor sent back.
+pub const CURSOR_MAX: usize = 1024;
+
+/// A relay's page of repos: each entry's `did` when it is a DID (any other entry is skipped,
+/// never kept), at most [`MAX_OFFERING_REPOS`], and its cursor when it is one that can go back
+/// in a query. Public for the fuzz suite (target `relay_grant`).
+pub fn listed_page(answer: &Value) -> ListedPage {
+    let entries = answer["repos"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let repos = entries
+        .iter()
+        .filter_map(|repo| repo["did"].as_str())
+        .filter(|did| swdesk_lexicon::syntax::did(did).is_ok())
+        .take(MAX_OFFERING_REPOS)
+        .map(str::to_owned)
+        .collect();
+    let cursor = answer["cursor"]
+        .as_str()
+        .filter(|cursor| {
+            !cursor.is_empty()
+                && cursor.len() <= CURSOR_MAX
+                && !cursor.chars().any(char::is_control)
+        })
+        .map(str::to_owned);
+    ListedPage {
+        repos,
+        entries: entries.len(),
+        cursor,
+    }
+}
+
+/// A bidder's grant endpoint's answer: the strong reference to its `receipts.free`, when the
+/// answer names one whose uri is an at-uri and whose cid is a CID; otherwise a refusal quoting
+/// the answer cut to one line. Public for the fuzz suite (target `relay_grant`).
+pub fn grant_reference(answer: &Value) -> Result<StrongRef, PeerError> {
+    let uri = answer["uri"].as_str();
+    let cid = answer["cid"].as_str();
+    let well_formed = uri.is_some_and(|uri| swdesk_lexicon::syntax::at_uri(uri).is_ok())
+        && cid.is_some_and(|cid| swdesk_lexicon::syntax::cid(cid).is_ok());
+    match (uri, cid) {
+        (Some(uri), Some(cid)) if well_formed => Ok(StrongRef {
+            uri: uri.to_owned(),
+            cid: cid.to_owned(),
+        }),
+        _ => Err(PeerError::refused(format!(
+            "the grant endpoint answered no strong reference: {}",
+            peer_text(&answer.to_string(), PEER_WORDS_MAX)
+        ))),
     }
 }
 
@@ -458,6 +511,50 @@ fn unreadable(what: &str, error: BodyError) -> PeerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relay_page_keeps_only_dids_and_a_grant_only_a_well_formed_reference() {
+        let hostile = format!("did:plc:a\u{202E}\n{}", "x".repeat(10_000));
+        let answer = json!({
+            "repos": [{"did": "did:plc:ewvi7nxzyoun6zhxrhs64oiz"}, {"did": hostile},
+                      {"did": 7}, {"did": "<script>"}],
+            "cursor": "next\u{0}",
+        });
+        let page = listed_page(&answer);
+        assert_eq!(
+            page.repos,
+            vec!["did:plc:ewvi7nxzyoun6zhxrhs64oiz".to_owned()]
+        );
+        assert_eq!(page.entries, 4);
+        assert_eq!(
+            page.cursor, None,
+            "a cursor with a control is not sent back"
+        );
+        let many: Vec<Value> = (0..MAX_OFFERING_REPOS + 10)
+            .map(|n| json!({"did": format!("did:plc:a{n}")}))
+            .collect();
+        let page = listed_page(&json!({"repos": many, "cursor": "c"}));
+        assert_eq!(page.repos.len(), MAX_OFFERING_REPOS);
+        assert_eq!(page.cursor.as_deref(), Some("c"));
+
+        let uri = "at://did:plc:ewvi7nxzyoun6zhxrhs64oiz/com.publicdomainrelay.temp.market.receipts.free/3l";
+        let cid = "bafyreiclp443lavogvhj3d2ob2cxbfuscni2k5jk7bebjzg7khl3esabwq";
+        let good = grant_reference(&json!({"uri": uri, "cid": cid})).expect("a reference");
+        assert_eq!((good.uri.as_str(), good.cid.as_str()), (uri, cid));
+        let refused = grant_reference(&json!({"uri": hostile, "cid": cid})).expect_err("junk");
+        assert!(!refused.transient);
+        assert!(
+            refused.message.len() <= PEER_WORDS_MAX + 100,
+            "{}",
+            refused.message.len()
+        );
+        assert!(
+            !refused
+                .message
+                .chars()
+                .any(|c| c.is_control() || c == '\u{202E}')
+        );
+    }
 
     #[test]
     fn an_at_uri_becomes_one_path_segment() {

@@ -2,6 +2,8 @@
 //! (`_atproto.<handle>` = `did=<did>`), HTTPS (`https://<handle>/.well-known/atproto-did`),
 //! or an XRPC service's `com.atproto.identity.resolveHandle` (the sandbox's PDS). The first
 //! method that yields a well-formed DID wins; when none does, the error lists what each said.
+//! Every answer is read by one rule, [`did_of_answer`]: what a peer said is quoted back only cut
+//! to one line of at most `QUOTED_MAX` bytes, without controls or bidi characters.
 
 use swdesk_net::{Limit, Outbound, read_bytes, read_json};
 use url::Url;
@@ -32,7 +34,7 @@ pub(super) async fn resolve(
             HandleMethod::WellKnown => by_well_known(http, handle).await,
             HandleMethod::Xrpc(service) => by_xrpc(http, service, handle).await,
         };
-        match answer.and_then(|did| well_formed(did.trim())) {
+        match answer.and_then(|answer| did_of_answer(&answer)) {
             Ok(did) => return Ok(did),
             Err(reason) => tried.push(reason),
         }
@@ -43,14 +45,59 @@ pub(super) async fn resolve(
     })
 }
 
+/// The most bytes of a method's answer quoted back in why it did not resolve.
+const QUOTED_MAX: usize = 120;
+
+/// What one method of resolving a handle answered, as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandleAnswer {
+    /// The TXT values at `_atproto.<handle>`.
+    Txt(Vec<String>),
+    /// The body of `https://<handle>/.well-known/atproto-did`.
+    WellKnown(Vec<u8>),
+    /// `resolveHandle`'s answer: its status and its JSON body (`Null` when it was none).
+    Xrpc {
+        /// The HTTP status.
+        status: u16,
+        /// The body.
+        body: serde_json::Value,
+    },
+}
+
+/// The DID `answer` names, when it is one well-formed `did:plc` or `did:web`; otherwise why
+/// not, with the peer's words cut and put on one line. The rule every method's answer goes
+/// through (public for the fuzz suite, target `handle_answer`).
+pub fn did_of_answer(answer: &HandleAnswer) -> Result<String, String> {
+    let did = match answer {
+        HandleAnswer::Txt(texts) => did_from_txt(texts).ok_or("DNS: no single did= value")?,
+        HandleAnswer::WellKnown(body) => {
+            let body = String::from_utf8_lossy(body);
+            body.lines().next().unwrap_or_default().to_owned()
+        }
+        HandleAnswer::Xrpc { status, body } => match body["did"].as_str() {
+            Some(did) if (200..300).contains(status) => did.to_owned(),
+            _ => {
+                let said = body["message"].as_str().unwrap_or("no DID");
+                return Err(format!("XRPC: HTTP {status}: {}", quoted(said)));
+            }
+        },
+    };
+    well_formed(did.trim())
+}
+
 fn well_formed(did: &str) -> Result<String, String> {
     match swdesk_lexicon::syntax::did(did) {
         Ok(()) if did.starts_with("did:plc:") || did.starts_with("did:web:") => Ok(did.to_owned()),
-        _ => Err(format!("the answer {did:?} is not an atproto DID")),
+        _ => Err(format!("the answer {} is not an atproto DID", quoted(did))),
     }
 }
 
-async fn by_dns(handle: &str) -> Result<String, String> {
+/// A peer's words fit for a reason: one line, cut.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", swdesk_lexicon::text::peer_text(text, QUOTED_MAX))
+}
+
+async fn by_dns(handle: &str) -> Result<HandleAnswer, String> {
     let resolver = hickory_resolver::Resolver::builder_tokio()
         .map_err(|error| format!("DNS: no system resolver ({error})"))?
         .build()
@@ -68,7 +115,7 @@ async fn by_dns(handle: &str) -> Result<String, String> {
             _ => None,
         })
         .collect();
-    did_from_txt(&texts).ok_or_else(|| format!("DNS: no did= value at {name}"))
+    Ok(HandleAnswer::Txt(texts))
 }
 
 /// The DID of exactly one `did=` TXT value; several conflicting ones resolve nothing.
@@ -78,7 +125,7 @@ fn did_from_txt(texts: &[String]) -> Option<String> {
     dids.all(|other| other == first).then(|| first.to_owned())
 }
 
-async fn by_well_known(http: &Outbound, handle: &str) -> Result<String, String> {
+async fn by_well_known(http: &Outbound, handle: &str) -> Result<HandleAnswer, String> {
     let url = format!("https://{handle}/.well-known/atproto-did");
     let response = http
         .get(&url)
@@ -93,11 +140,10 @@ async fn by_well_known(http: &Outbound, handle: &str) -> Result<String, String> 
     let body = read_bytes(response, Limit::DOCUMENT)
         .await
         .map_err(|error| format!("HTTPS: {url} ({error})"))?;
-    let body = String::from_utf8_lossy(&body);
-    Ok(body.lines().next().unwrap_or_default().trim().to_owned())
+    Ok(HandleAnswer::WellKnown(body.to_vec()))
 }
 
-async fn by_xrpc(http: &Outbound, service: &Url, handle: &str) -> Result<String, String> {
+async fn by_xrpc(http: &Outbound, service: &Url, handle: &str) -> Result<HandleAnswer, String> {
     let mut url = service
         .join("/xrpc/com.atproto.identity.resolveHandle")
         .map_err(|error| format!("XRPC: {error}"))?;
@@ -109,17 +155,11 @@ async fn by_xrpc(http: &Outbound, service: &Url, handle: &str) -> Result<String,
         .send()
         .await
         .map_err(|error| format!("{service}: unreachable ({})", error.without_url()))?;
-    let status = response.status();
+    let status = response.status().as_u16();
     let body: serde_json::Value = read_json(response, Limit::DOCUMENT)
         .await
         .unwrap_or_default();
-    match body["did"].as_str() {
-        Some(did) if status.is_success() => Ok(did.to_owned()),
-        _ => Err(format!(
-            "{service}: {}",
-            body["message"].as_str().unwrap_or(status.as_str())
-        )),
-    }
+    Ok(HandleAnswer::Xrpc { status, body })
 }
 
 #[cfg(test)]
@@ -142,6 +182,33 @@ mod tests {
             None
         );
         assert_eq!(did_from_txt(&texts(&["v=spf1"])), None);
+    }
+
+    #[test]
+    fn a_hostile_answer_is_quoted_back_cut_on_one_line() {
+        let hostile = format!("did:\u{202E}evil\n\u{0}{}", "x".repeat(100_000));
+        let answers = [
+            HandleAnswer::WellKnown(hostile.clone().into_bytes()),
+            HandleAnswer::Txt(vec![format!("did={hostile}")]),
+            HandleAnswer::Xrpc {
+                status: 200,
+                body: serde_json::json!({"did": hostile}),
+            },
+            HandleAnswer::Xrpc {
+                status: 400,
+                body: serde_json::json!({"message": hostile}),
+            },
+        ];
+        for answer in answers {
+            let why = did_of_answer(&answer).expect_err("not a DID");
+            assert!(why.len() <= 200, "{} bytes", why.len());
+            assert!(
+                !why.chars().any(|c| c.is_control() || c == '\u{202E}'),
+                "{why:?}"
+            );
+        }
+        let good = HandleAnswer::WellKnown(b"did:plc:abc123\r\nmore".to_vec());
+        assert_eq!(did_of_answer(&good), Ok("did:plc:abc123".into()));
     }
 
     #[test]

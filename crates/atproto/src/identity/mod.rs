@@ -18,7 +18,7 @@ use swdesk_net::{Limit, NetPolicy, Outbound, read_json};
 use url::Url;
 
 pub use document::{DidDocument, Service, VerificationMethod};
-pub use handle::HandleMethod;
+pub use handle::{HandleAnswer, HandleMethod, did_of_answer};
 
 use crate::did_key::PublicKey;
 

@@ -225,9 +225,9 @@ impl Connection {
     }
 }
 
-/// What a request turns out to be.
+/// What a request turns out to be ([`judge`]'s answer).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Verdict {
+pub enum Verdict {
     /// The callback of the sign-in waiting.
     Callback(Callback),
     /// Anything else.
@@ -236,7 +236,7 @@ enum Verdict {
 
 /// Why a request is not the callback waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refusal {
+pub enum Refusal {
     /// A callback carrying another sign-in's state (or a forged one).
     WrongState,
     /// A callback carrying no state.
@@ -292,8 +292,9 @@ impl Refusal {
 }
 
 /// What to do with a request whose line and headers are `head`, for the sign-in that sent
-/// `state`.
-fn judge(head: &[u8], state: &str) -> Verdict {
+/// `state`. Public (with [`Verdict`] and [`Refusal`]) only so the fuzz suite (`fuzz/`, target
+/// `sign_in_request`) can drive the request parse without a socket.
+pub fn judge(head: &[u8], state: &str) -> Verdict {
     let Some(url) = request_url(head) else {
         return Verdict::Refused(Refusal::NotAGet);
     };

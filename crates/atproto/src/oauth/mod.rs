@@ -15,7 +15,7 @@
 pub mod app_link;
 pub mod client_metadata;
 mod dpop;
-mod loopback;
+pub mod loopback;
 mod metadata;
 pub mod scope;
 mod server;

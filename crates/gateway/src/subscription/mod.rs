@@ -279,8 +279,12 @@ async fn next_frame<T: Io>(
     }
 }
 
-/// What one connection has read so far.
-struct Reading {
+/// What one connection has read so far: the feed's state machine (the snapshot's frames and
+/// bytes counted, each frame decoded, cleaned and admitted, the snapshot handed over whole at
+/// `SnapshotComplete`, changes after it). Public only so the fuzz suite (`fuzz/`, target
+/// `cluster_feed`) can drive it with frames, without a socket.
+#[derive(Debug)]
+pub struct Reading {
     limits: FeedLimits,
     watch: Watch,
     tally: Tally,
@@ -289,13 +293,17 @@ struct Reading {
 }
 
 /// Why a frame ends the connection.
-enum Stop {
+#[derive(Debug)]
+pub enum Stop {
+    /// The frame is not one (or the gateway refused in one).
     Error(GatewayError),
+    /// The frame passed a bound.
     Breach(Breach),
 }
 
 impl Reading {
-    fn new(limits: FeedLimits) -> Self {
+    /// A connection just opened, held to `limits`.
+    pub fn new(limits: FeedLimits) -> Self {
         Self {
             limits,
             watch: Watch::new(limits, Instant::now()),
@@ -306,7 +314,7 @@ impl Reading {
     }
 
     /// One binary frame: counted, decoded, cleaned, admitted; the event it makes, if any.
-    fn take(&mut self, bytes: &[u8]) -> Result<Option<FeedEvent>, Stop> {
+    pub fn take(&mut self, bytes: &[u8]) -> Result<Option<FeedEvent>, Stop> {
         if !self.delivered {
             self.tally
                 .count(bytes.len(), &self.limits)

@@ -33,6 +33,8 @@ use crate::guest::Reported;
 
 /// The longest recipient text read from a peer (an X25519 recipient is 62 characters).
 const RECIPIENT_MAX: usize = 90;
+/// The most bytes of the bidder's reference to its key record quoted in why it does not count.
+const REFERENCE_MAX: usize = 256;
 
 /// The latest of `reports` that names a guest key record.
 pub fn latest_key_report(reports: &[Reported]) -> Option<&Reported> {
@@ -97,7 +99,7 @@ pub fn guest_key(
         }),
         _ => Err(format!(
             "the guest key {} does not count: {}",
-            report.payload.uri,
+            peer_text(&report.payload.uri, REFERENCE_MAX),
             problems.join("; ")
         )),
     }
@@ -308,6 +310,30 @@ mod tests {
         let checked = key.checked.expect("what vouched for it is kept");
         assert!(checked.is_proven());
         assert_eq!(checked.bindings, vec![published()]);
+    }
+
+    /// Found by the `sealed_secret` fuzz target (seed `hostile`): the payload reference of the
+    /// bidder's event was quoted raw, 557 bytes of U+202E, NUL and newlines at a time.
+    #[test]
+    fn why_a_key_does_not_count_quotes_the_bidders_reference_cut_on_one_line() {
+        let hostile = "\u{202E}evil\u{0}\n<script>\u{2028}".repeat(50);
+        let mut report = report("3l", &key_uri(BIDDER));
+        report.payload.uri = hostile;
+        let why = guest_key(
+            &held(),
+            &report,
+            &record(BIDDER, json!({"recipient": "\u{202E}\n"})),
+            proven(),
+            now(),
+        )
+        .expect_err("its recipient is no age recipient");
+        assert!(why.len() <= 1024, "{} bytes", why.len());
+        assert!(
+            !why.chars()
+                .any(|c| c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2028}')),
+            "{why:?}"
+        );
+        assert!(why.contains("does not count"), "{why}");
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct FuzzArgs {
 struct Outcome {
     target: String,
     runs: Option<u64>,
+    /// The slowest input's time, in whole seconds (libFuzzer's final statistics).
+    slowest: Option<u64>,
     elapsed: Duration,
     failure: Option<Failure>,
 }
@@ -72,16 +74,17 @@ struct Failure {
 
 pub fn fuzz(paths: &Paths, args: &FuzzArgs) -> anyhow::Result<()> {
     let targets = selected(paths, &args.targets)?;
-    build(paths)?;
+    build(paths, Lock::MayUpdate)?;
     let outcomes = run_all(paths, &targets, args.runs, args.seed)?;
     report(&outcomes)
 }
 
 /// Every target with [`SHORT_RUNS`] inputs and a fixed seed: the checked step of `cargo xtask
-/// test`.
+/// test`. Built `--locked`: a `fuzz/Cargo.lock` out of step with `fuzz/Cargo.toml` or the
+/// workspace's crates fails the step instead of being rewritten unseen.
 pub fn short_pass(paths: &Paths) -> anyhow::Result<()> {
     let targets = selected(paths, &[])?;
-    build(paths)?;
+    build(paths, Lock::Locked)?;
     let outcomes = run_all(paths, &targets, SHORT_RUNS, Some(SHORT_SEED))?;
     report(&outcomes)
 }
@@ -136,19 +139,34 @@ fn binary_dir(paths: &Paths, triple: &str) -> PathBuf {
     work_dir(paths).join(triple).join("release")
 }
 
-fn build(paths: &Paths) -> anyhow::Result<()> {
+/// Whether a build may bring `fuzz/Cargo.lock` in step (a developer's `cargo xtask fuzz`, which
+/// then leaves the rewrite to commit) or must find it so (`cargo xtask test`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lock {
+    MayUpdate,
+    Locked,
+}
+
+fn build(paths: &Paths, lock: Lock) -> anyhow::Result<()> {
     let triple = host_triple()?;
     let started = Instant::now();
+    let mut args = vec!["build", "--release", "--bins", "--target", &triple];
+    if lock == Lock::Locked {
+        args.push("--locked");
+    }
     cmd::run(
         cmd::cargo()
-            .args(["build", "--release", "--bins", "--target", &triple])
+            .args(&args)
             .current_dir(fuzz_dir(paths))
             .env("CARGO_TARGET_DIR", work_dir(paths))
             .env("RUSTFLAGS", RUSTFLAGS)
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .env_remove("CARGO_BUILD_RUSTFLAGS"),
     )
-    .context("building the fuzz targets")?;
+    .context(match lock {
+        Lock::Locked => "building the fuzz targets --locked (is fuzz/Cargo.lock committed in step? `cargo xtask fuzz --runs 1` brings it in step)",
+        Lock::MayUpdate => "building the fuzz targets",
+    })?;
     eprintln!(
         "fuzz targets built in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -240,16 +258,19 @@ fn run_one(
     });
     Ok(Outcome {
         target: target.to_owned(),
-        runs: executed(&text),
+        runs: stat(&text, "number_of_executed_units"),
+        slowest: stat(&text, "slowest_unit_time_sec"),
         elapsed,
         failure,
     })
 }
 
-/// The inputs a run executed, from libFuzzer's final statistics.
-fn executed(log: &str) -> Option<u64> {
+/// One of libFuzzer's final statistics (`stat::<name>: <count>`): the inputs a run executed,
+/// the slowest input's seconds.
+fn stat(log: &str, name: &str) -> Option<u64> {
+    let prefix = format!("stat::{name}:");
     log.lines()
-        .find_map(|line| line.strip_prefix("stat::number_of_executed_units:"))
+        .find_map(|line| line.strip_prefix(&prefix))
         .and_then(|count| count.trim().parse().ok())
 }
 
@@ -276,8 +297,11 @@ fn report(outcomes: &[Outcome]) -> anyhow::Result<()> {
             None => "0 crashes".to_owned(),
             Some(failure) => format!("1 {}", failure.kind),
         };
+        let slowest = outcome
+            .slowest
+            .map_or_else(|| "?".to_owned(), |slowest| format!("< {} s", slowest + 1));
         println!(
-            "fuzz {:<16} {runs:>9} inputs  {verdict:<12} {seconds:>6.1} s",
+            "fuzz {:<18} {runs:>9} inputs  {verdict:<12} slowest input {slowest:<6} {seconds:>6.1} s",
             outcome.target
         );
     }

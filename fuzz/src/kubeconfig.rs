@@ -2,12 +2,29 @@
 //! `swdesk_gateway::kubeconfig::Summary::parse` (YAML, base64, PEM, X.509, the CA's signature)
 //! and rebuilt by `Minimal::rebuild` (the refusals, the re-encoded PEM blocks).
 //!
-//! Invariant: beyond not panicking, an error never repeats the kubeconfig's secrets (the module's
-//! promise: the text is never put in an error message): no error text contains the first 16
-//! characters of any `client-key-data`, `client-certificate-data`, `certificate-authority-data`
-//! or `token` value (or of any line of one written as a block scalar).
+//! Invariants:
+//! - beyond not panicking, an error never repeats the kubeconfig's secrets (the module's
+//!   promise: the text is never put in an error message): no error text contains the first 16
+//!   characters of any `client-key-data`, `client-certificate-data`,
+//!   `certificate-authority-data` or `token` value (or of any line of one written as a block
+//!   scalar);
+//! - a rebuilt kubeconfig passes our own verifier (`Summary::verify`) as what `rebuild`
+//!   showed, is rebuilt to exactly itself, and holds no `exec`, `auth-provider`, proxy,
+//!   skipped TLS check, token or password.
 
 use swdesk_gateway::kubeconfig::{KubeconfigError, Minimal, Summary};
+
+/// What a rebuilt kubeconfig never holds.
+const NEVER_WRITTEN: [&str; 8] = [
+    "exec:",
+    "auth-provider:",
+    "proxy-url:",
+    "insecure-skip-tls-verify:",
+    "token:",
+    "tokenFile:",
+    "client-key:",
+    "password:",
+];
 
 /// The fields whose values are secret or identifying.
 const SECRET_FIELDS: [&str; 4] = [
@@ -23,11 +40,40 @@ pub fn check(data: &[u8]) {
         keeps_secrets(&text, &error);
     }
     match Minimal::rebuild(&text, "fuzz", 0) {
-        Ok(minimal) => assert!(
-            Summary::parse(minimal.text().expose()).is_ok(),
-            "a rebuilt kubeconfig reads back"
-        ),
+        Ok(minimal) => rebuilt(&minimal),
         Err(error) => keeps_secrets(&text, &error),
+    }
+}
+
+/// A rebuilt kubeconfig passes our own verifier, is rebuilt to itself, and holds none of
+/// what the app never writes.
+fn rebuilt(minimal: &Minimal) {
+    let text = minimal.text().expose();
+    let verified = match Summary::verify(text, 0) {
+        Ok(summary) => summary,
+        Err(error) => panic!("a rebuilt kubeconfig fails our verifier: {error}"),
+    };
+    assert_eq!(
+        verified, minimal.summary,
+        "the rebuilt file reads as another"
+    );
+    let again = match Minimal::rebuild(text, "fuzz", 0) {
+        Ok(again) => again,
+        Err(error) => panic!("a rebuilt kubeconfig is refused when rebuilt: {error}"),
+    };
+    assert_eq!(
+        again.text().expose(),
+        text,
+        "rebuilding is not a fixed point"
+    );
+    for line in text.lines() {
+        let key = line.trim_start().trim_start_matches("- ");
+        for refused in NEVER_WRITTEN {
+            assert!(
+                !key.starts_with(refused),
+                "a rebuilt kubeconfig holds {refused}"
+            );
+        }
     }
 }
 

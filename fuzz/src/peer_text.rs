@@ -53,12 +53,12 @@ fn check_fit(text: &str, max: usize) {
     );
 }
 
-fn is_bidi(c: char) -> bool {
+pub fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
 }
 
 /// What breaks or disguises a line: a control, a line or paragraph separator, a bidi mark.
-fn is_unclean(c: char) -> bool {
+pub fn is_unclean(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi(c)
 }
 

@@ -20,7 +20,8 @@ pub const KEY: &str =
 const COLLECTION: &str = "computer.socialweb.infra";
 
 pub fn check(data: &[u8]) {
-    let Ok(key) = PublicKey::from_verification_method("EcdsaSecp256k1VerificationKey2019", KEY) else {
+    let Ok(key) = PublicKey::from_verification_method("EcdsaSecp256k1VerificationKey2019", KEY)
+    else {
         unreachable!("the seed key reads")
     };
     for rkey in ["proven", "absent"] {

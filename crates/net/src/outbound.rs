@@ -95,7 +95,7 @@ impl Outbound {
                 dns: Arc::clone(&dns),
             }))
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                if attempt.previous().len() >= MAX_REDIRECTS {
+                if attempt.previous().len() > MAX_REDIRECTS {
                     return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
                 }
                 match redirects.check_url(attempt.url()) {

@@ -35,6 +35,17 @@ async fn peer(canary: u16) -> u16 {
             get(move || async move { redirect(&format!("http://127.0.0.1:{canary}/")) }),
         )
         .route(
+            "/hop/{left}",
+            get(
+                |axum::extract::Path(left): axum::extract::Path<u32>| async move {
+                    match left {
+                        0 => "{\"ok\":true}".into_response(),
+                        _ => redirect(&format!("/hop/{}", left - 1)).into_response(),
+                    }
+                },
+            ),
+        )
+        .route(
             "/to-metadata",
             get(|| async { redirect("http://169.254.169.254/latest/meta-data/") }),
         );
@@ -113,6 +124,34 @@ async fn a_peer_cannot_name_a_place_the_configuration_does_not() {
         assert!(error.is_redirect(), "{path}: {error:?}");
     }
     assert_eq!(canary.connections(), 0);
+}
+
+#[tokio::test]
+async fn three_redirects_are_followed_and_a_fourth_is_refused() {
+    let port = peer(1).await;
+    let outbound = sandbox(port);
+    let three = outbound
+        .get(format!("http://127.0.0.1:{port}/hop/3"))
+        .unwrap()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(three.url().path(), "/hop/0");
+    assert_eq!(
+        read_bytes(three, Limit::RECORD).await.unwrap(),
+        b"{\"ok\":true}"
+    );
+    let four = outbound
+        .get(format!("http://127.0.0.1:{port}/hop/4"))
+        .unwrap()
+        .send()
+        .await
+        .expect_err("a fourth redirect is not followed");
+    assert!(four.is_redirect(), "{four:?}");
+    assert!(
+        format!("{four:?}").contains("more than 3 redirects"),
+        "{four:?}"
+    );
 }
 
 /// A DNS that answers every name with one address a peer chose.

@@ -5,7 +5,7 @@
 use specta_typescript::Typescript;
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::{clusters, commands, deployments, session, update};
+use crate::{clusters, commands, deployments, market_key, session, update};
 
 /// Where the generated bindings live, relative to this crate.
 pub const BINDINGS_PATH: &str = "../ui/src/ipc/bindings.ts";
@@ -21,6 +21,10 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             session::sign_in,
             session::cancel_sign_in,
             session::sign_out,
+            market_key::market_key,
+            market_key::grant_identity,
+            market_key::request_market_key_code,
+            market_key::change_market_key,
             deployments::deployments,
             deployments::index_health,
             deployments::deployment,

@@ -11,6 +11,7 @@ mod clusters;
 mod commands;
 mod deployments;
 mod logging;
+mod market_key;
 mod quit;
 mod session;
 mod startup;

@@ -16,4 +16,5 @@ mod public_market;
 mod secrets;
 mod shell;
 mod sign_in;
+mod strict_market;
 mod update;

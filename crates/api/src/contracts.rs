@@ -1,5 +1,6 @@
 //! What the window shows of a contract's run on the market beyond its phase: the bids received
-//! (with their cost and the winner marked), the guest's events, the phase history, and the
+//! (with their cost and the winner marked), every bidder asked with its answer (a bid, a
+//! refusal and why, or nothing), the guest's events, the phase history, and the
 //! deployment's merged timeline; then the DIDs in it named ([`name_identities`]): bidder and
 //! winner handles, and a link where the receipt record can be read on its author's PDS.
 //!
@@ -11,7 +12,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
-use swdesk_core::compute::{ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_core::compute::{Answer, Asked, ComputeContractObject, GuestEvent, PhaseChange};
 use swdesk_core::infra::{Contract, ContractStatus, SeenChange};
 use swdesk_core::repo::Provenance;
 use swdesk_core::timestamp::Timestamp;
@@ -49,6 +50,11 @@ pub struct ContractView {
     pub message: Option<String>,
     /// The bids received, as they arrived.
     pub bids: Vec<BidView>,
+    /// Every bidder the RFP went to, each with its answer.
+    pub asked: Vec<AskedView>,
+    /// Whether a bidder refused what we signed (a strict peer that trusts only a key the
+    /// owner's DID document lists): the card offers *Publish your market key*.
+    pub offers_market_key: bool,
     /// The guest's events, oldest first.
     pub events: Vec<GuestEventView>,
     /// Its phase changes, oldest first.
@@ -92,6 +98,58 @@ pub struct BidView {
     pub refused: Option<String>,
     /// What was verified of its record, when it was fetched.
     pub checked: Option<CheckView>,
+}
+
+/// A bidder the RFP went to, and what it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct AskedView {
+    /// The bidder's DID.
+    pub bidder: String,
+    /// Its handle, when known and verified.
+    pub bidder_handle: Option<String>,
+    /// `bid`, `refused` (our RFP), `bidRefused` (its bid does not count) or `noAnswer`.
+    pub answer: String,
+    /// A bid's price as decimal text, when it names one.
+    pub cost: Option<String>,
+    /// A refusal's reason: one line, cut and cleaned.
+    pub reason: Option<String>,
+}
+
+impl From<&Asked> for AskedView {
+    fn from(asked: &Asked) -> Self {
+        let (answer, cost, reason) = match &asked.answer {
+            Answer::Bid { cost } => ("bid", cost.clone(), None),
+            Answer::Refused { rfp, reason } => {
+                let answer = if *rfp { "refused" } else { "bidRefused" };
+                (answer, None, Some(reason.clone()))
+            }
+            Answer::NoAnswer => ("noAnswer", None, None),
+        };
+        Self {
+            bidder: asked.bidder.clone(),
+            bidder_handle: None,
+            answer: answer.to_owned(),
+            cost,
+            reason,
+        }
+    }
+}
+
+/// Whether a bidder refused our RFP for our signature (not: refused a bid of its own).
+pub fn offers_market_key(asked: &[AskedView]) -> bool {
+    (asked.iter())
+        .filter(|asked| asked.answer == "refused")
+        .filter_map(|asked| asked.reason.as_deref())
+        .any(refused_our_signature)
+}
+
+/// Whether a bidder's refusal of our RFP says it did not trust our signature: what publishing the market
+/// key in the owner's DID document answers (the public market says "record is missing a valid
+/// badge.blue signature").
+pub fn refused_our_signature(reason: &str) -> bool {
+    reason.to_ascii_lowercase().contains("signature")
 }
 
 /// What was verified of a peer's record before it counted: proven by its repo's signed commit
@@ -206,6 +264,7 @@ pub(crate) struct Observed {
     pub events: Vec<GuestEventView>,
     pub history: Vec<PhaseChangeView>,
     pub receipt_checked: Option<CheckView>,
+    pub asked: Vec<AskedView>,
 }
 
 /// The bids, events and history of `compute`.
@@ -232,6 +291,7 @@ pub(crate) fn observed(compute: Option<&ComputeContractObject>) -> Observed {
         events: status.events.iter().map(event_view).collect(),
         history: status.history.iter().map(change_view).collect(),
         receipt_checked: status.receipt_checked.as_ref().map(CheckView::from),
+        asked: status.asked.iter().map(AskedView::from).collect(),
     }
 }
 
@@ -309,6 +369,7 @@ pub fn dids(contracts: &[ContractView]) -> BTreeSet<String> {
     let mut dids = BTreeSet::new();
     for contract in contracts {
         dids.extend(contract.bids.iter().map(|bid| bid.bidder.clone()));
+        dids.extend(contract.asked.iter().map(|asked| asked.bidder.clone()));
         dids.extend(contract.winner.clone());
         dids.extend(contract.receipt.as_deref().and_then(author));
     }
@@ -326,6 +387,9 @@ fn name_contract(contract: &mut ContractView, names: &Names) {
     let handle = |did: &str| names.get(did).and_then(|named| named.handle.clone());
     for bid in &mut contract.bids {
         bid.bidder_handle = handle(&bid.bidder);
+    }
+    for asked in &mut contract.asked {
+        asked.bidder_handle = handle(&asked.bidder);
     }
     contract.winner_handle = contract.winner.as_deref().and_then(handle);
     contract.receipt_url = contract
@@ -387,6 +451,8 @@ pub fn contract_view(
         receipt_url: None,
         receipt_checked: observed.receipt_checked,
         message: seen.and_then(|seen| seen.message.clone()),
+        offers_market_key: offers_market_key(&observed.asked),
+        asked: observed.asked,
         bids: observed.bids,
         events: observed.events,
         history: observed.history,
@@ -414,6 +480,32 @@ mod tests {
             },
         )]
         .into()
+    }
+
+    #[test]
+    fn only_a_refusal_of_our_signature_offers_to_publish_the_market_key() {
+        let refused = |rfp: bool, reason: &str| {
+            AskedView::from(&Asked {
+                bidder: "did:plc:strict".into(),
+                answer: Answer::Refused {
+                    rfp,
+                    reason: reason.into(),
+                },
+            })
+        };
+        let ours = "com.publicdomainrelay.temp.market.submitRfp answered 400: record is missing \
+                    a valid badge.blue signature";
+        assert!(offers_market_key(&[refused(true, ours)]));
+        assert!(!offers_market_key(&[refused(true, "no capacity")]));
+        assert!(
+            !offers_market_key(&[refused(false, "its signature does not verify")]),
+            "a bid we refused for its own signature is not ours to fix"
+        );
+        let silent = AskedView::from(&Asked {
+            bidder: "did:plc:silent".into(),
+            answer: Answer::NoAnswer,
+        });
+        assert!(!offers_market_key(&[silent]));
     }
 
     #[test]

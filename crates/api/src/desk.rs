@@ -758,6 +758,13 @@ impl Desk {
         self.stop_controller().await;
     }
 
+    /// Starts the account's controller again on the session now (after the session was
+    /// replaced by one with more granted), so no part of the app keeps the old one.
+    pub(crate) async fn restart_controller(&self) {
+        self.stop_controller().await;
+        self.ensure_controller().await;
+    }
+
     /// Stops the account's controller, if one runs (its store and declarations stay).
     async fn stop_controller(&self) {
         if let Some(controller) = self.controller.lock().await.take() {

@@ -45,6 +45,17 @@ pub enum ErrorCode {
     AlreadySignedIn,
     /// Signed out here, but the server did not confirm the revocation.
     NotRevoked,
+    // The market key.
+    /// The session lacks the grant to change the owner's DID document.
+    NotGranted,
+    /// The code typed is not the one the PDS emailed.
+    WrongCode,
+    /// The code the PDS emailed has expired.
+    ExpiredCode,
+    /// The owner's DID is not a `did:plc` (a `did:web` owner edits their own `did.json`).
+    NotPlc,
+    /// The PDS or the PLC directory failed to change the DID document.
+    Plc,
     // The deployments.
     /// Nobody is signed in.
     SignedOut,

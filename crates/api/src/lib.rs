@@ -21,6 +21,8 @@
 //! - [`update`]: signed updates: the release manifest and package, fetched under the outbound
 //!   policy, and what the window shows of them;
 //! - [`error_code`]: the one list of codes a failed command carries to the window;
+//! - [`market_key`]: the owner's market key in their DID document (publish, replace, remove,
+//!   with the code their PDS emails), as the window's step and Settings show it;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
 //!   someone is signed in; [`runtime`]: the async runtime the app runs on.
 
@@ -37,6 +39,7 @@ pub mod intent;
 pub mod kubeconfig_paths;
 pub mod kubeconfigs;
 pub mod last_seen;
+pub mod market_key;
 pub mod network;
 pub mod node_infra;
 mod private_json;

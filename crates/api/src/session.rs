@@ -55,6 +55,9 @@ pub enum SessionError {
     /// Someone is signed in already.
     #[error("{0} is signed in; sign out first")]
     AlreadySignedIn(String),
+    /// Nobody is signed in (a step that needs the session).
+    #[error("sign in first")]
+    SignedOut,
     /// Signed out locally, but the server did not confirm the revocation.
     #[error("signed out on this device, but the server could not revoke the session: {0}")]
     NotRevoked(OAuthError),
@@ -69,6 +72,7 @@ impl SessionError {
             Self::Cancelled => ErrorCode::Cancelled,
             Self::AlreadySignedIn(_) => ErrorCode::AlreadySignedIn,
             Self::NotRevoked(_) => ErrorCode::NotRevoked,
+            Self::SignedOut => ErrorCode::SignedOut,
         }
     }
 }
@@ -292,6 +296,30 @@ impl Sessions {
             }
             _ => Err(SessionError::Cancelled),
         }
+    }
+
+    /// Signs the signed-in account in again, asking for the `extra` scopes beside the usual
+    /// ones (publishing the market key asks for `identity:*`); waits for the browser. The new
+    /// session (of the same DID: sign-in checks the token's subject) replaces the old one only
+    /// while that account is still signed in; until then the old one stays in use.
+    pub async fn grant_more(&self, extra: &[&str]) -> Result<Account, SessionError> {
+        let Some(agent) = self.agent() else {
+            return Err(SessionError::SignedOut);
+        };
+        let client = self.client().await?;
+        let client = self.with_app_links_when_handed_here(client).await;
+        let did = agent.did();
+        let granted = client
+            .sign_in_asking(&did, extra)
+            .await
+            .map_err(SessionError::SignIn)?;
+        let account = granted.account();
+        let mut state = self.lock();
+        if !matches!(&*state, State::SignedIn(current) if current.did() == did) {
+            return Err(SessionError::Cancelled);
+        }
+        *state = State::SignedIn(granted);
+        Ok(account)
     }
 
     /// `client`, returning through the app's own link when its client id is hosted (only that

@@ -286,6 +286,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
                 let mut status = project(before, next, None);
                 status.add_guest_events(events);
                 status.add_refused_bids(refused);
+                status.note_answers();
                 match held.filter(|_| status.phase == ComputePhase::Deployed) {
                     Some(held) => {
                         self.look_for_drift(&held, &mut status.drift).await;

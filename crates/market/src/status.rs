@@ -2,6 +2,9 @@
 //! counted (free and paid, each with its price; only a free bid can win, as this app does not
 //! pay), what it waits for (or why it failed), and the flow itself, persisted whole.
 //!
+//! Every bidder asked has its answer in the status (`asked`: a bid, a refusal and why, or
+//! nothing), so the window only renders it.
+//!
 //! Invariant: the status is a function of the flow and the status before it; a value the flow
 //! no longer carries (the bids once a winner is chosen, the winner once only the receipt is
 //! held) is kept from the status before, so the window keeps showing it.
@@ -46,6 +49,7 @@ pub fn project(
     });
     status.retrying = retrying;
     status.flow = Some(flow);
+    status.note_answers();
     status
 }
 
@@ -250,6 +254,81 @@ mod tests {
             status.message.as_deref(),
             Some("choosing the winner: 2 bid(s) counted, 1 of them paid (this app does not pay)")
         );
+    }
+
+    #[test]
+    fn every_bidder_asked_has_its_answer_kept_after_the_auction_fails() {
+        use swdesk_core::auction::bids::Declined;
+        use swdesk_core::compute::{Answer, Asked};
+        let free = CountedBid {
+            bidder: "did:plc:free".into(),
+            bid: held().receipt,
+            terms: held().receipt,
+            cost: Cost::ZERO,
+            free: true,
+            submit_accept: None,
+            received_at: Timestamp::MIN,
+            checked: None,
+        };
+        let bidding = Bidding {
+            window: Duration::from_secs(3),
+            first_free: false,
+        };
+        let asked = [
+            "did:plc:free",
+            "did:plc:strict",
+            "did:plc:stranger",
+            "did:plc:silent",
+        ];
+        let mut auction = Auction::asking(held().receipt, &asked, Timestamp::MIN, bidding);
+        auction.keep_declined(Declined {
+            bidder: "did:plc:strict".into(),
+            reason: "record is missing a valid badge.blue signature".into(),
+        });
+        let step = Step::RfpSent {
+            auction,
+            bids: vec![free],
+        };
+        let mut status = project(&ComputeContractStatus::default(), flow(step), None);
+        status.add_refused_bids([Bid {
+            bidder: "did:plc:stranger".into(),
+            record: held().receipt,
+            received_at: Timestamp::MIN,
+            cost: None,
+            refused: Some("its terms ask a price".into()),
+            checked: None,
+        }]);
+        status.note_answers();
+        let refused = |rfp: bool, reason: &str| Answer::Refused {
+            rfp,
+            reason: reason.into(),
+        };
+        let expected = vec![
+            Asked {
+                bidder: "did:plc:free".into(),
+                answer: Answer::Bid {
+                    cost: Some("0".into()),
+                },
+            },
+            Asked {
+                bidder: "did:plc:strict".into(),
+                answer: refused(true, "record is missing a valid badge.blue signature"),
+            },
+            Asked {
+                bidder: "did:plc:stranger".into(),
+                answer: refused(false, "its terms ask a price"),
+            },
+            Asked {
+                bidder: "did:plc:silent".into(),
+                answer: Answer::NoAnswer,
+            },
+        ];
+        assert_eq!(status.asked, expected);
+        let failed = flow(Step::Rejected {
+            reason: "no free bid".into(),
+        });
+        let after = project(&status, failed, None);
+        assert_eq!(after.asked, expected, "kept once the auction is over");
     }
 
     #[test]

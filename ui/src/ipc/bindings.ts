@@ -24,6 +24,14 @@ export const commands = {
 	cancelSignIn: () => __TAURI_INVOKE<boolean>("cancel_sign_in"),
 	/**  Revokes the session and forgets it. */
 	signOut: () => typedError<null, CommandError>(__TAURI_INVOKE("sign_out")),
+	/**  This device's market key and how the owner's live DID document stands with it. */
+	marketKey: () => typedError<MarketKeyView_Serialize, CommandError>(__TAURI_INVOKE("market_key")),
+	/**  Asks the owner's server, through the browser, to let the app change the DID document. */
+	grantIdentity: () => typedError<MarketKeyView_Serialize, CommandError>(__TAURI_INVOKE("grant_identity")),
+	/**  Has the owner's PDS email them the code the change needs. */
+	requestMarketKeyCode: () => typedError<null, CommandError>(__TAURI_INVOKE("request_market_key_code")),
+	/**  Publishes this device's key (or removes the market key) with the emailed `code`. */
+	changeMarketKey: (code: string, change: ChangeAsked) => typedError<MarketKeyView_Serialize, CommandError>(__TAURI_INVOKE("change_market_key", { code, change })),
 	/**  Every deployment of the signed-in account. */
 	deployments: () => typedError<DeploymentRow_Serialize[], CommandError>(__TAURI_INVOKE("deployments")),
 	/**
@@ -336,6 +344,37 @@ export type Applied_Serialize = {
 	dryRun: boolean,
 };
 
+/**  A bidder the RFP went to, and what it did. */
+export type AskedView = AskedView_Serialize | AskedView_Deserialize;
+
+/**  A bidder the RFP went to, and what it did. */
+export type AskedView_Deserialize = {
+	/**  The bidder's DID. */
+	bidder: string,
+	/**  Its handle, when known and verified. */
+	bidderHandle?: string | null,
+	/**  `bid`, `refused` (our RFP), `bidRefused` (its bid does not count) or `noAnswer`. */
+	answer: string,
+	/**  A bid's price as decimal text, when it names one. */
+	cost?: string | null,
+	/**  A refusal's reason: one line, cut and cleaned. */
+	reason?: string | null,
+};
+
+/**  A bidder the RFP went to, and what it did. */
+export type AskedView_Serialize = {
+	/**  The bidder's DID. */
+	bidder: string,
+	/**  Its handle, when known and verified. */
+	bidderHandle: string | null,
+	/**  `bid`, `refused` (our RFP), `bidRefused` (its bid does not count) or `noAnswer`. */
+	answer: string,
+	/**  A bid's price as decimal text, when it names one. */
+	cost: string | null,
+	/**  A refusal's reason: one line, cut and cleaned. */
+	reason: string | null,
+};
+
 /**  A bid the contract received. */
 export type BidView = BidView_Serialize | BidView_Deserialize;
 
@@ -378,6 +417,13 @@ export type BidView_Serialize = {
 	/**  What was verified of its record, when it was fetched. */
 	checked: CheckView_Serialize | null,
 };
+
+/**  The change the owner asked for. */
+export type ChangeAsked = 
+/**  List this device's key (adding it, or replacing another one). */
+"publish" | 
+/**  Take the market key out of the document (a lost device). */
+"remove";
 
 /**
  *  What was verified of a peer's record before it counted: proven by its repo's signed commit
@@ -565,6 +611,13 @@ export type ContractView_Deserialize = {
 	message?: string | null,
 	/**  The bids received, as they arrived. */
 	bids: BidView_Deserialize[],
+	/**  Every bidder the RFP went to, each with its answer. */
+	asked: AskedView_Deserialize[],
+	/**
+	 *  Whether a bidder refused what we signed (a strict peer that trusts only a key the
+	 *  owner's DID document lists): the card offers *Publish your market key*.
+	 */
+	offersMarketKey: boolean,
 	/**  The guest's events, oldest first. */
 	events: GuestEventView_Deserialize[],
 	/**  Its phase changes, oldest first. */
@@ -600,6 +653,13 @@ export type ContractView_Serialize = {
 	message: string | null,
 	/**  The bids received, as they arrived. */
 	bids: BidView_Serialize[],
+	/**  Every bidder the RFP went to, each with its answer. */
+	asked: AskedView_Serialize[],
+	/**
+	 *  Whether a bidder refused what we signed (a strict peer that trusts only a key the
+	 *  owner's DID document lists): the card offers *Publish your market key*.
+	 */
+	offersMarketKey: boolean,
 	/**  The guest's events, oldest first. */
 	events: GuestEventView_Serialize[],
 	/**  Its phase changes, oldest first. */
@@ -871,6 +931,16 @@ export type ErrorCode =
 "already-signed-in" | 
 /**  Signed out here, but the server did not confirm the revocation. */
 "not-revoked" | 
+/**  The session lacks the grant to change the owner's DID document. */
+"not-granted" | 
+/**  The code typed is not the one the PDS emailed. */
+"wrong-code" | 
+/**  The code the PDS emailed has expired. */
+"expired-code" | 
+/**  The owner's DID is not a `did:plc` (a `did:web` owner edits their own `did.json`). */
+"not-plc" | 
+/**  The PDS or the PLC directory failed to change the DID document. */
+"plc" | 
 /**  Nobody is signed in. */
 "signed-out" | 
 /**  The embedded controller failed or is not running. */
@@ -1122,6 +1192,70 @@ export type LinkedView_Serialize = {
 	proven: boolean | null,
 	/**  Its value as compact JSON (cut and marked when long), or why it was not read. */
 	value: string,
+};
+
+/**  How the live DID document stands with this device's market key. */
+export type ListingView = 
+/**  It lists this device's key. */
+{ state: "listed" } | 
+/**  It lists no market key. */
+{ state: "absent" } | 
+/**  It lists another key (another device's, or a lost one): its short form. */
+{ state: "other"; 
+/**  The key listed, short. */
+listed: string } | 
+/**  The document could not be read now: why. */
+{ state: "unread"; 
+/**  Why. */
+why: string };
+
+/**  The market key as the window shows it. */
+export type MarketKeyView = MarketKeyView_Serialize | MarketKeyView_Deserialize;
+
+/**  The market key as the window shows it. */
+export type MarketKeyView_Deserialize = {
+	/**  The owner's DID. */
+	did: string,
+	/**  This device's market key, as a `did:key` (to copy). */
+	key: string,
+	/**  The same, short enough for a line. */
+	short: string,
+	/**
+	 *  Whether the document is changed here (`did:plc`, through the PDS) or by the owner
+	 *  (`did:web`: their `did.json`).
+	 */
+	throughPds: boolean,
+	/**  How the live document stands with the key, read just now. */
+	listing: ListingView,
+	/**  Whether the session may change the document (`identity:*` granted). */
+	identityGranted: boolean,
+	/**  Why that grant is asked for, in plain words. */
+	whyIdentity: string,
+	/**  For a `did:web` owner: the `verificationMethod` entry to add to `did.json` (JSON). */
+	didWebEntry?: string | null,
+};
+
+/**  The market key as the window shows it. */
+export type MarketKeyView_Serialize = {
+	/**  The owner's DID. */
+	did: string,
+	/**  This device's market key, as a `did:key` (to copy). */
+	key: string,
+	/**  The same, short enough for a line. */
+	short: string,
+	/**
+	 *  Whether the document is changed here (`did:plc`, through the PDS) or by the owner
+	 *  (`did:web`: their `did.json`).
+	 */
+	throughPds: boolean,
+	/**  How the live document stands with the key, read just now. */
+	listing: ListingView,
+	/**  Whether the session may change the document (`identity:*` granted). */
+	identityGranted: boolean,
+	/**  Why that grant is asked for, in plain words. */
+	whyIdentity: string,
+	/**  For a `did:web` owner: the `verificationMethod` entry to add to `did.json` (JSON). */
+	didWebEntry: string | null,
 };
 
 /**  One member of a cluster: an identity with a grant. */
@@ -1418,7 +1552,10 @@ export type Session_Deserialize = {
 	state: SessionState,
 	/**  Signed in: who. */
 	account?: AccountDto_Deserialize | null,
-	/**  Signed out: why, when it was not the owner's choice. */
+	/**
+	 *  Signed out: why, when it was not the owner's choice. Signed in: why the session is kept
+	 *  in memory only (the keychain refused its refreshed tokens).
+	 */
 	notice?: string | null,
 	/**  Signing in: the handle or DID. */
 	input?: string | null,
@@ -1429,7 +1566,10 @@ export type Session_Serialize = {
 	state: SessionState,
 	/**  Signed in: who. */
 	account: AccountDto_Serialize | null,
-	/**  Signed out: why, when it was not the owner's choice. */
+	/**
+	 *  Signed out: why, when it was not the owner's choice. Signed in: why the session is kept
+	 *  in memory only (the keychain refused its refreshed tokens).
+	 */
 	notice: string | null,
 	/**  Signing in: the handle or DID. */
 	input: string | null,

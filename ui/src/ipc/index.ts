@@ -15,6 +15,8 @@ import {
   type JobView,
   type SavedKubeconfig_Serialize as SavedKubeconfig,
   type KubeconfigView_Serialize as KubeconfigView,
+  type MarketKeyView_Serialize as MarketKeyView,
+  type ChangeAsked,
   type NodeInfraView_Serialize as NodeInfraView,
   type CommandError,
   type ErrorCode,
@@ -54,6 +56,8 @@ export type {
   JobView,
   SavedKubeconfig,
   KubeconfigView,
+  MarketKeyView,
+  ChangeAsked,
   NodeInfraView,
   CommandError,
   ErrorCode,
@@ -141,6 +145,26 @@ export async function cancelSignIn(): Promise<boolean> {
 /** Revokes the session and forgets it. */
 export async function signOut(): Promise<void> {
   unwrap(await commands.signOut());
+}
+
+/** This device's market key and how the owner's live DID document stands with it (read now). */
+export async function marketKey(): Promise<MarketKeyView> {
+  return unwrap(await commands.marketKey());
+}
+
+/** Asks the owner's server, through the browser, to let the app change the DID document. */
+export async function grantIdentity(): Promise<MarketKeyView> {
+  return unwrap(await commands.grantIdentity());
+}
+
+/** Has the owner's PDS email them the code the change needs. */
+export async function requestMarketKeyCode(): Promise<void> {
+  unwrap(await commands.requestMarketKeyCode());
+}
+
+/** Publishes this device's key (or removes the market key) with the emailed code. */
+export async function changeMarketKey(code: string, change: ChangeAsked): Promise<MarketKeyView> {
+  return unwrap(await commands.changeMarketKey(code, change));
 }
 
 /** Every deployment of the signed-in account. */

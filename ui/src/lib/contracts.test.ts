@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   receiptHost,
   absoluteTime,
+  askedRows,
   bidRows,
   changeRows,
   costLabel,
@@ -168,5 +169,25 @@ describe("receipt links", () => {
   it("has no host without a readable link", () => {
     expect(receiptHost(null)).toBeUndefined();
     expect(receiptHost("not a url")).toBeUndefined();
+  });
+});
+
+describe("askedRows", () => {
+  const asked = [
+    { bidder: "did:plc:free", bidderHandle: "free.test", answer: "bid", cost: "0", reason: null },
+    { bidder: "did:plc:strict", bidderHandle: null, answer: "refused", cost: null, reason: "record is missing a valid badge.blue signature" },
+    { bidder: "did:plc:silent", bidderHandle: null, answer: "noAnswer", cost: null, reason: null },
+    { bidder: "did:plc:priced", bidderHandle: null, answer: "bidRefused", cost: null, reason: "priced free terms" },
+  ];
+  it("gives every bidder asked a row: its bid, its refusal and why, or no answer", () => {
+    expect(askedRows(asked, false).map((row) => [row.who, row.answer, row.text])).toEqual([
+      ["@free.test", "bid", "bid: free"],
+      ["did:plc:strict", "refused", "refused the request: record is missing a valid badge.blue signature"],
+      ["did:plc:silent", "noAnswer", "no answer"],
+      ["did:plc:priced", "bidRefused", "bid refused here: priced free terms"],
+    ]);
+  });
+  it("says no answer yet while the window is open", () => {
+    expect(askedRows(asked, true)[2]?.text).toBe("no answer yet");
   });
 });

@@ -167,6 +167,44 @@ export function bidRows(bids: readonly Bid[]): BidRow[] {
     }));
 }
 
+/** A bidder the RFP went to, and what it did (the generated `AskedView`). */
+export interface Asked {
+  bidder: string;
+  bidderHandle: string | null;
+  answer: string;
+  cost: string | null;
+  reason: string | null;
+}
+
+/** One row of the bidders asked: who, and its answer in words. */
+export interface AskedRow {
+  key: string;
+  who: string;
+  did: string;
+  answer: "bid" | "refused" | "bidRefused" | "noAnswer";
+  text: string;
+}
+
+/** Every bidder asked, each with its answer: its bid's price, its refusal of our request (or
+ * ours of its bid) and why, or nothing (yet, while `open`). */
+export function askedRows(asked: readonly Asked[], open: boolean): AskedRow[] {
+  return asked.map((row) => {
+    const answer = row.answer === "bid" || row.answer === "refused" || row.answer === "bidRefused" ? row.answer : "noAnswer";
+    const why = row.reason ?? "no reason given";
+    const text =
+      answer === "bid"
+        ? `bid: ${costLabel(row.cost)}`
+        : answer === "refused"
+          ? `refused the request: ${why}`
+          : answer === "bidRefused"
+            ? `bid refused here: ${why}`
+            : open
+              ? "no answer yet"
+              : "no answer";
+    return { key: row.bidder, who: whoLabel(row.bidder, row.bidderHandle), did: row.bidder, answer, text };
+  });
+}
+
 /** A guest event in words: `vm.onNetwork` → `on the network at 10.0.0.7`. */
 export function guestEventLabel(event: GuestEvent): string {
   const what =

@@ -15,6 +15,7 @@ mod faults;
 mod install;
 mod killed;
 mod market;
+mod market_key;
 mod offline;
 mod profiles;
 mod secrets;

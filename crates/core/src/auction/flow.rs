@@ -385,6 +385,14 @@ impl Flow {
         )
     }
 
+    /// The auction under way, while bids are counted (until the winner is chosen).
+    pub fn auction(&self) -> Option<&Auction> {
+        match &self.step {
+            Step::RfpSent { auction, .. } | Step::BidsCollected { auction, .. } => Some(auction),
+            _ => None,
+        }
+    }
+
     /// The receipt of the guest this flow may hold.
     pub fn held(&self) -> Option<&Held> {
         held_in(&self.step)

@@ -14,6 +14,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::auction::flow::Flow;
 use crate::auction::trust::RecordCheck;
 use crate::drift::Drift;
 use crate::infra::{Contract, DeploymentKind};
@@ -77,6 +78,38 @@ pub struct Bid {
     /// What was verified of its record (proof, key binding), when it was fetched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<RecordCheck>,
+}
+
+/// What one bidder asked did with our RFP, as the contract card shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "answer")]
+pub enum Answer {
+    /// It bid (a bid that counts), at `cost` when the bid names a readable price.
+    Bid {
+        /// Its price as decimal text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<String>,
+    },
+    /// It refused our RFP (`rfp`), or its bid does not count: why, one cut and cleaned line.
+    Refused {
+        /// Whether it refused our RFP (else its bid was refused here).
+        rfp: bool,
+        /// Why.
+        reason: String,
+    },
+    /// Nothing from it (yet, while the window is open).
+    NoAnswer,
+}
+
+/// A bidder asked, and its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asked {
+    /// The bidder's DID.
+    pub bidder: String,
+    /// What it did.
+    #[serde(flatten)]
+    pub answer: Answer,
 }
 
 /// The most phase changes a status keeps.
@@ -169,6 +202,10 @@ pub struct ComputeContractStatus {
     /// What the world says that the records do not, while it is Deployed ([`crate::drift`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift: Vec<Drift>,
+    /// Every bidder the RFP went to, each with its answer (a bid, a refusal and why, or
+    /// nothing), as of the auction's last step: kept after the auction ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<Asked>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -341,6 +378,41 @@ impl ComputeContractStatus {
                 self.refused_bids.push(bid);
             }
         }
+    }
+
+    /// Sets [`Self::asked`] from the flow's auction, while there is one (kept as it was
+    /// after): each bidder asked with its counted bid, else its refusal of the RFP, else why
+    /// its bid was refused, else no answer.
+    pub fn note_answers(&mut self) {
+        let Some(auction) = self.flow.as_ref().and_then(Flow::auction) else {
+            return;
+        };
+        let answer = |bidder: &str| {
+            if let Some(bid) = self.bids.iter().find(|bid| bid.bidder == bidder) {
+                return Answer::Bid {
+                    cost: bid.cost.clone(),
+                };
+            }
+            let declined = (auction.declined.iter())
+                .find(|no| no.bidder == bidder)
+                .map(|no| (true, &no.reason));
+            let refused_bid = (self.refused_bids.iter())
+                .find(|bid| bid.bidder == bidder)
+                .and_then(|bid| bid.refused.as_ref())
+                .map(|reason| (false, reason));
+            match declined.or(refused_bid) {
+                Some((rfp, reason)) => Answer::Refused {
+                    rfp,
+                    reason: reason.clone(),
+                },
+                None => Answer::NoAnswer,
+            }
+        };
+        let asked = auction.asked.iter().map(|asked| Asked {
+            answer: answer(&asked.did),
+            bidder: asked.did.clone(),
+        });
+        self.asked = asked.collect();
     }
 }
 

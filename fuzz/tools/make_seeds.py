@@ -699,7 +699,7 @@ def cluster_feed():
 
 def update_manifest():
     corpus = Corpus("update_manifest")
-    signature = base64.b64encode(SIGNATURE.encode()).decode()
+    signature = SIGNATURE  # already base64, as the manifest's field holds it
     url = "https://updates.socialweb.computer/desk/swdesk_1.2.3_amd64.deb"
     platform = {"url": url, "signature": signature}
     corpus.add("static", {"version": "1.2.3", "notes": "Fixes.", "pub_date": "2026-12-05T10:00:00Z",
@@ -709,8 +709,11 @@ def update_manifest():
     corpus.add("same", {"version": "0.4.0", "url": url, "signature": signature})
     corpus.add("prerelease", {"version": "1.2.3-rc.1+build.7", "url": url, "signature": signature})
     corpus.add("name", {"name": "v2.0.0", "url": url, "signature": "bm90IGEgc2lnbmF0dXJl"})
+    text = base64.b64decode(SIGNATURE).decode()
+    forged = text[:-8] + ("A" if text[-8] != "A" else "B") + text[-7:]
     corpus.add("bad-signature", {"version": "1.2.3", "url": url,
-                                 "signature": base64.b64encode(SIGNATURE.replace("O", "P", 1).encode()).decode()})
+                                 "signature": base64.b64encode(forged.encode()).decode()})
+    corpus.add("other-version", {"version": "1.2.4", "url": url, "signature": signature})
     corpus.add("huge-version", {"version": "99999999999999999999.0.0", "url": url, "signature": ""})
     return corpus
 

@@ -273,3 +273,56 @@ fn step(node: &Ipld, key: &[u8]) -> Result<Step, ProofError> {
     }
     Ok(Step::Descend(below))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CARv1 of `count` distinct raw blocks, its root the first of them.
+    fn car_of(count: usize) -> Vec<u8> {
+        let blocks: Vec<(Cid, Vec<u8>)> = (0..count)
+            .map(|n| {
+                let data = n.to_be_bytes().to_vec();
+                let hash = cid::multihash::Multihash::<64>::wrap(SHA2_256, &Sha256::digest(&data))
+                    .expect("a sha2-256 digest fits");
+                (Cid::new_v1(RAW, hash), data)
+            })
+            .collect();
+        let header = Ipld::Map(
+            [
+                ("version".to_owned(), Ipld::Integer(1)),
+                (
+                    "roots".to_owned(),
+                    Ipld::List(vec![Ipld::Link(blocks[0].0)]),
+                ),
+            ]
+            .into(),
+        );
+        let mut car = Vec::new();
+        let mut section = |bytes: Vec<u8>| {
+            let mut length = bytes.len();
+            while length >= 0x80 {
+                car.push((length as u8 & 0x7f) | 0x80);
+                length >>= 7;
+            }
+            car.push(length as u8);
+            car.extend(bytes);
+        };
+        section(serde_ipld_dagcbor::to_vec(&header).expect("a header encodes"));
+        for (cid, data) in blocks {
+            section([cid.to_bytes(), data].concat());
+        }
+        car
+    }
+
+    #[test]
+    fn a_proof_of_512_blocks_is_read_and_one_more_is_refused() {
+        let (_, blocks) = read_car(&car_of(MAX_BLOCKS)).expect("512 blocks are read");
+        assert_eq!(blocks.len(), 512);
+        let refused = read_car(&car_of(MAX_BLOCKS + 1)).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            ProofError::Car("more than 512 blocks".into()).to_string()
+        );
+    }
+}

@@ -562,6 +562,27 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_of_refused_bids_keeps_the_first_32_each_once() {
+        let refused = |n: usize| Bid {
+            record: StrongRef {
+                uri: format!("at://did:plc:bidder/com.publicdomainrelay.temp.market.bid/{n}"),
+                cid: "bafy".into(),
+            },
+            refused: Some("its signature does not verify".into()),
+            ..bid()
+        };
+        let mut status = ComputeContractStatus::default();
+        status.add_refused_bids([refused(0), refused(0), refused(1)]);
+        assert_eq!(status.refused_bids.len(), 2, "a bid is kept once");
+        status.add_refused_bids((0..10_000).map(refused));
+        assert_eq!(status.refused_bids.len(), REFUSED_CAP);
+        assert_eq!(REFUSED_CAP, 32);
+        let kept: Vec<_> = status.refused_bids.iter().map(|b| &b.record.uri).collect();
+        assert!(kept[0].ends_with("/0") && kept[1].ends_with("/1"));
+        assert!(kept[31].ends_with("/31"), "the first ones, in order");
+    }
+
+    #[test]
     fn a_status_written_before_events_history_and_costs_reads_back_empty() {
         let old: ComputeContractStatus = serde_json::from_str(
             r#"{"phase":"Deployed","bids":[{"bidder":"did:plc:b","record":{"uri":"at://x","cid":"c"},"receivedAt":"2027-01-15T08:00:00Z"}]}"#,

@@ -12,7 +12,9 @@ use swdesk_api::deployments::{
     ContractIntent, DeploymentChange, DeploymentDetail, DeploymentRow, IntentError,
 };
 use swdesk_api::records::RecordView;
-use swdesk_api::{DeploymentKind, Desk, DeskError, ErrorCode, IndexHealth, Name, Resolution};
+use swdesk_api::{
+    DeploymentKind, Desk, DeskError, ErrorCode, IndexHealth, LiveStatus, Name, Resolution,
+};
 use tauri::AppHandle;
 use tauri_specta::Event;
 
@@ -42,6 +44,10 @@ pub struct ControllerRunning(pub bool);
 /// not written (another client's index this version cannot read).
 #[derive(Debug, Clone, Serialize, Type, Event)]
 pub struct IndexHealthChanged(pub IndexHealth);
+
+/// Whether edits made on the owner's other devices now arrive live or by polling, and why.
+#[derive(Debug, Clone, Serialize, Type, Event)]
+pub struct LiveStatusChanged(pub LiveStatus);
 
 /// The authorization server ended the session: the window reads the session again (it is
 /// signed out, with why) and asks the owner to sign in.
@@ -113,6 +119,14 @@ pub async fn deployments(
 #[specta::specta]
 pub async fn index_health(desk: tauri::State<'_, Arc<Desk>>) -> Result<IndexHealth, CommandError> {
     Ok(desk.index_health().await)
+}
+
+/// Whether edits made on the owner's other devices arrive live (the repo's stream is open) or
+/// by polling, and why: the indicator beside the account.
+#[tauri::command]
+#[specta::specta]
+pub async fn live_status(desk: tauri::State<'_, Arc<Desk>>) -> Result<LiveStatus, CommandError> {
+    Ok(desk.live_status().await)
 }
 
 /// One deployment with its contracts, record and controller state.
@@ -295,6 +309,7 @@ pub fn forward_live_events(app: AppHandle, desk: &Desk) {
                 Ok(LiveEvent::IdentityNamed) => IdentityNamed.emit(&app),
                 Ok(LiveEvent::IndexHealth(health)) => IndexHealthChanged(health).emit(&app),
                 Ok(LiveEvent::SessionEnded) => SessionEnded.emit(&app),
+                Ok(LiveEvent::LiveStatus(status)) => LiveStatusChanged(status).emit(&app),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(
                         missed,

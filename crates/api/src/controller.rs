@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use swdesk_atproto::attestation::AttestationKey;
+use swdesk_atproto::firehose::{FollowConfig, Follower};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_controller::ReconcileError;
-use swdesk_controller::{Engine, EngineConfig, SystemClock};
+use swdesk_controller::{Engine, EngineConfig, LiveFeed, SystemClock};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
@@ -29,9 +30,11 @@ use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Metadata, Object};
 use swdesk_core::repo::RecordRepo;
 use swdesk_core::repo::journal::Journaled;
+use swdesk_core::repo::live::LiveState;
 use swdesk_core::secret::SecretVault;
 use swdesk_core::sync::Resolution;
 use swdesk_core::timestamp::Clock;
+use swdesk_lexicon::text::peer_text;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::random_uid;
 use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
@@ -39,6 +42,9 @@ use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
 use crate::deployments::{self, DeploymentChange, OWN_INDEX};
 use crate::node_infra;
+
+/// The name the owner's `subscribeRepos` cursor is kept under in the store.
+pub const OWNER_STREAM: &str = "subscribeRepos:owner";
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -96,6 +102,8 @@ pub struct AccountController {
     /// Every record write the repo accepted, as activity (see [`activity::write_listener`]).
     writes: tokio::sync::broadcast::Sender<ActivityEvent>,
     forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The owner's repo followed live (`subscribeRepos`), while this controller lives.
+    _follower: Option<Follower>,
     /// The store's lock, held while this controller lives (one controller per store).
     _lock: StoreLock,
 }
@@ -123,6 +131,34 @@ pub enum LiveEvent {
     /// The authorization server ended the session (the grant is gone): whoever shows the
     /// session reads it again, and the owner is asked to sign in.
     SessionEnded,
+    /// Whether edits made elsewhere arrive live or by polling, and why.
+    LiveStatus(LiveStatus),
+}
+
+/// Whether edits made on the owner's other devices arrive live or by polling, for the window.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct LiveStatus {
+    /// `live` (the repo's stream is open), `connecting`, or `polling`.
+    pub mode: String,
+    /// Why it is not live (the last failure, cleaned); none when live.
+    pub why: Option<String>,
+}
+
+impl LiveStatus {
+    /// The status of a follower's state.
+    pub fn of(state: &LiveState) -> Self {
+        let (mode, why) = match state {
+            LiveState::Live => ("live", None),
+            LiveState::Connecting => ("connecting", None),
+            LiveState::Polling { why } => ("polling", Some(peer_text(why, 200))),
+        };
+        Self {
+            mode: mode.to_owned(),
+            why,
+        }
+    }
 }
 
 impl AccountController {
@@ -146,6 +182,7 @@ impl AccountController {
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
         let writes = tokio::sync::broadcast::channel(WRITES_BACKLOG).0;
+        let follow = Some(resolver.clone());
         let journaled = |resolver: Resolver| {
             let listener = activity::write_listener(writes.clone());
             Journaled::new(PdsRepo::new(agent.clone(), resolver), listener)
@@ -163,9 +200,9 @@ impl AccountController {
                 if let Some(vault) = access.vault {
                     market = market.with_vault(vault);
                 }
-                Self::start_with(data_dir, repo, market, config).await?
+                Self::start_following(data_dir, repo, market, config, follow).await?
             }
-            None => Self::start_with(data_dir, repo, Unconnected, config).await?,
+            None => Self::start_following(data_dir, repo, Unconnected, config, follow).await?,
         };
         controller.writes = writes;
         Ok(controller)
@@ -188,16 +225,36 @@ impl AccountController {
         market: M,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
+        Self::start_following(data_dir, repo, market, config, None).await
+    }
+
+    /// [`Self::start_with`], following the owner's repo live (`subscribeRepos` of their PDS,
+    /// found with `follow`) from the cursor the store kept, when `follow` is given.
+    pub async fn start_following<R: RecordRepo + 'static, M: Market + 'static>(
+        data_dir: &Path,
+        repo: R,
+        market: M,
+        config: EngineConfig,
+        follow: Option<Resolver>,
+    ) -> Result<Self, ControllerError> {
         let did = repo.owner().to_owned();
         let path = store_path(data_dir, &did);
         let (store, lock) = open_store(path).await?;
         follow_own_index(&store, &did).await?;
-        let engine = Engine::start(
+        let (follower, feed) = match follow {
+            Some(resolver) => {
+                let (follower, feed) = follow_repo(&store, &did, resolver).await?;
+                (Some(follower), Some(feed))
+            }
+            None => (None, None),
+        };
+        let engine = Engine::start_following(
             Arc::clone(&store),
             Arc::new(repo),
             Arc::new(market),
             Arc::new(SystemClock),
             config,
+            feed,
         );
         tracing::info!(%did, "the controller runs");
         Ok(Self {
@@ -206,6 +263,7 @@ impl AccountController {
             engine,
             writes: tokio::sync::broadcast::channel(WRITES_BACKLOG).0,
             forwarders: std::sync::Mutex::default(),
+            _follower: follower,
             _lock: lock,
         })
     }
@@ -218,6 +276,11 @@ impl AccountController {
     /// The account's object store.
     pub fn store(&self) -> &Arc<Store> {
         &self.store
+    }
+
+    /// Whether edits made elsewhere arrive live or by polling, and why.
+    pub fn live_status(&self) -> LiveStatus {
+        LiveStatus::of(&self.engine.live_state().borrow())
     }
 
     /// The engine (statuses, events).
@@ -285,10 +348,20 @@ impl AccountController {
                 let _no_window = to_window.send(LiveEvent::IndexHealth(now));
             }
         });
+        let mut live = self.engine.live_state();
+        let to_window = sender.clone();
+        let live_status = tokio::spawn(async move {
+            let now = LiveStatus::of(&live.borrow_and_update());
+            let _no_window = to_window.send(LiveEvent::LiveStatus(now));
+            while live.changed().await.is_ok() {
+                let now = LiveStatus::of(&live.borrow_and_update());
+                let _no_window = to_window.send(LiveEvent::LiveStatus(now));
+            }
+        });
         self.forwarders
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend([steps, changes, index]);
+            .extend([steps, changes, index, live_status]);
     }
 
     /// Keeps, in the store, a read-only Infra following the node Infra of each cluster the
@@ -531,6 +604,30 @@ async fn open_store(path: PathBuf) -> Result<(Arc<Store>, StoreLock), Controller
             source: std::io::Error::other(error),
         })
     })
+}
+
+/// Starts following `did`'s repo from the cursor `store` kept.
+async fn follow_repo(
+    store: &Arc<Store>,
+    did: &str,
+    resolver: Resolver,
+) -> Result<(Follower, LiveFeed), ControllerError> {
+    let kept = store.call(|store| store.cursor(OWNER_STREAM)).await;
+    let cursor = kept
+        .and_then(|kept| kept)
+        .map_err(|error| ControllerError::Read(error.to_string()))?;
+    let config = FollowConfig {
+        did: did.to_owned(),
+        cursor,
+        service: None,
+        limits: Default::default(),
+    };
+    let (follower, events) = Follower::start(resolver, config);
+    let feed = LiveFeed {
+        events,
+        stream: OWNER_STREAM.to_owned(),
+    };
+    Ok((follower, feed))
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ use crate::clusters::{
     SavedKubeconfig,
 };
 use crate::contracts;
-use crate::controller::{AccountController, ControllerError, LiveEvent, MarketAccess, store_path};
+use crate::controller::{
+    AccountController, ControllerError, LiveEvent, LiveStatus, MarketAccess, store_path,
+};
 use crate::deployments::{self, ContractIntent, DeploymentDetail, DeploymentRow, IntentError};
 use crate::identities::Identities;
 use crate::kubeconfig_paths::KubeconfigPaths;
@@ -782,6 +784,19 @@ impl Desk {
             .as_ref()
             .map(AccountController::index_health)
             .unwrap_or_default()
+    }
+
+    /// Whether edits made on the owner's other devices arrive live or by polling, and why
+    /// (`polling`, "nobody is signed in", without a controller).
+    pub async fn live_status(&self) -> LiveStatus {
+        let running = self.controller.lock().await;
+        running.as_ref().map_or_else(
+            || LiveStatus {
+                mode: "polling".to_owned(),
+                why: Some("the controller is not running".to_owned()),
+            },
+            AccountController::live_status,
+        )
     }
 
     /// Why the controller is not running although someone is signed in, if it is not.

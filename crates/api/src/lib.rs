@@ -49,6 +49,7 @@ pub mod secrets;
 pub mod session;
 pub mod update;
 
+pub use controller::LiveStatus;
 pub use desk::{Desk, DeskError};
 pub use error_code::ErrorCode;
 pub use network::{DemoAccount, Network, NetworkError};

@@ -8,12 +8,14 @@
 //! - [`agent`]: the signed-in XRPC client (DPoP nonces, serialized refresh, sign-out);
 //! - [`plc`]: the owner's market key in their `did:plc` document (the PDS's emailed code, its
 //!   PLC operation calls, the live document read back);
+//! - [`firehose`]: the owner's repo followed live (`subscribeRepos`), every commit verified;
 //! - [`proof`]: `sync.getRecord` proofs checked (block hashes, the signed commit, the tree path);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-core` over XRPC;
 //! - [`retry`]: core's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
 //! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
 //! - [`attestation`]: inline `network.attested.signature`s on market records: the key, signing,
 //!   verifying;
+//! - [`websocket`]: what the app's WebSocket readers share (pings, policy closes, failures named);
 //! - [`jwt`], [`did_key`], [`xrpc`]: the formats underneath.
 //!
 //! Nothing here knows of Tauri; the shell and the tests wire it.
@@ -21,6 +23,7 @@
 pub mod agent;
 pub mod attestation;
 pub mod did_key;
+pub mod firehose;
 pub mod identity;
 pub mod jwt;
 pub mod keychain;
@@ -30,6 +33,7 @@ pub mod proof;
 pub mod repo;
 pub mod retry;
 pub mod service_auth;
+pub mod websocket;
 pub mod xrpc;
 
 pub use agent::Agent;

@@ -86,7 +86,7 @@ pub fn verify_record(
     collection: &str,
     rkey: &str,
 ) -> Result<Option<ProvenValue>, ProofError> {
-    let (root, blocks) = read_car(car)?;
+    let (root, blocks) = read_car(car, MAX_BLOCKS)?;
     let commit = decode(&blocks, &root)?;
     let (data, rev) = check_commit(&commit, did, key)?;
     let path = format!("{collection}/{rkey}");
@@ -99,8 +99,11 @@ pub fn verify_record(
     Ok(Some(ProvenValue { cid, value, rev }))
 }
 
-/// The CAR's single root and its blocks, each checked against its CID.
-fn read_car(car: &[u8]) -> Result<(Cid, HashMap<Cid, Vec<u8>>), ProofError> {
+/// The CAR's single root and its blocks (at most `max_blocks`), each checked against its CID.
+pub(crate) fn read_car(
+    car: &[u8],
+    max_blocks: usize,
+) -> Result<(Cid, HashMap<Cid, Vec<u8>>), ProofError> {
     let mut rest = car;
     let header = take_frame(&mut rest)?;
     let header: Ipld = serde_ipld_dagcbor::from_slice(header)
@@ -118,8 +121,8 @@ fn read_car(car: &[u8]) -> Result<(Cid, HashMap<Cid, Vec<u8>>), ProofError> {
     };
     let mut blocks = HashMap::new();
     while !rest.is_empty() {
-        if blocks.len() == MAX_BLOCKS {
-            return Err(ProofError::Car(format!("more than {MAX_BLOCKS} blocks")));
+        if blocks.len() == max_blocks {
+            return Err(ProofError::Car(format!("more than {max_blocks} blocks")));
         }
         let (cid, data) = read_block(take_frame(&mut rest)?)?;
         blocks.insert(cid, data.to_vec());
@@ -176,7 +179,7 @@ fn read_block(frame: &[u8]) -> Result<(Cid, &[u8]), ProofError> {
     Ok((cid, data))
 }
 
-fn decode(blocks: &HashMap<Cid, Vec<u8>>, cid: &Cid) -> Result<Ipld, ProofError> {
+pub(crate) fn decode(blocks: &HashMap<Cid, Vec<u8>>, cid: &Cid) -> Result<Ipld, ProofError> {
     let bytes = blocks
         .get(cid)
         .ok_or_else(|| ProofError::Missing(cid.to_string()))?;
@@ -185,7 +188,11 @@ fn decode(blocks: &HashMap<Cid, Vec<u8>>, cid: &Cid) -> Result<Ipld, ProofError>
 }
 
 /// The commit's tree root and revision, once it is `did`'s and signed by `key`.
-fn check_commit(commit: &Ipld, did: &str, key: &PublicKey) -> Result<(Cid, String), ProofError> {
+pub(crate) fn check_commit(
+    commit: &Ipld,
+    did: &str,
+    key: &PublicKey,
+) -> Result<(Cid, String), ProofError> {
     let refused = |why: &str| ProofError::Commit {
         did: did.to_owned(),
         why: why.to_owned(),
@@ -215,7 +222,11 @@ fn check_commit(commit: &Ipld, did: &str, key: &PublicKey) -> Result<(Cid, Strin
 }
 
 /// The CID the tree under `root` holds at `key`, or `None` when the path shows none.
-fn find(blocks: &HashMap<Cid, Vec<u8>>, root: Cid, key: &[u8]) -> Result<Option<Cid>, ProofError> {
+pub(crate) fn find(
+    blocks: &HashMap<Cid, Vec<u8>>,
+    root: Cid,
+    key: &[u8],
+) -> Result<Option<Cid>, ProofError> {
     let mut node = root;
     for _ in 0..MAX_DEPTH {
         match step(&decode(blocks, &node)?, key)? {

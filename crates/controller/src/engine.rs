@@ -1,9 +1,10 @@
 //! The running controller: one [`Controller`] per kind over one store, the owner's repo and a
 //! market, fed by the store's watch. Every committed change triggers its own object and, for a
 //! child (an AtprotoRecord, a ComputeContract), the deployment that owns it; each kind also
-//! lists all its objects at start and every resync period. The index writer runs beside them,
-//! and a poll lists the owner's collections every `remote_poll` so an edit made elsewhere is
-//! seen within that rather than at the next resync.
+//! lists all its objects at start and every resync period. The index writer runs beside them.
+//! An edit made elsewhere reaches the view through `changes.rs`: the live feed of the owner's
+//! repo when there is one (seen within a second), a poll of the owner's collections every
+//! `remote_poll` while it is not live, every `live_poll` while it is.
 //!
 //! Invariants: the watch is subscribed before the first listing, so no change falls between
 //! the two; a watcher that lags behind the store relists every kind instead of guessing; the
@@ -18,18 +19,20 @@ use std::time::Duration;
 use swdesk_core::collection::{EphemeralInfraCollectionSpec, InfraCollectionSpec};
 use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::index_health::IndexHealth;
-use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::market::Market;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, OwnerRef};
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::repo::RecordRepo;
+use swdesk_core::repo::live::LiveState;
 use swdesk_core::sync::Resolution;
 use swdesk_core::timestamp::Clock;
 use swdesk_store::{Change, Event, Resource, Store};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::JoinHandle;
 
+use crate::changes::{self, LiveFeed};
 use crate::context::{Context, ReconcileError};
 use crate::index_writer::IndexWriter;
 use crate::kinds::collection::CollectionReconciler;
@@ -49,8 +52,11 @@ pub struct EngineConfig {
     /// How old a listing of the owner's records may be before it is read again.
     pub remote_max_age: Duration,
     /// How often the owner's collections are listed to notice edits made elsewhere (another
-    /// device, another app): one page per 100 records; a difference looks at every object.
+    /// device, another app) while the owner's repo is not followed live: one page per 100
+    /// records; a difference looks at every object.
     pub remote_poll: Duration,
+    /// The same listing while the repo is followed live: a safety net only.
+    pub live_poll: Duration,
 }
 
 impl Default for EngineConfig {
@@ -59,6 +65,7 @@ impl Default for EngineConfig {
             controllers: ControllerConfig::default(),
             remote_max_age: Duration::from_secs(60),
             remote_poll: Duration::from_secs(30),
+            live_poll: Duration::from_secs(600),
         }
     }
 }
@@ -70,6 +77,7 @@ pub struct Engine {
     tasks: Vec<JoinHandle<()>>,
     conflicts: Arc<dyn ConflictResolver>,
     index_health: tokio::sync::watch::Receiver<IndexHealth>,
+    live: tokio::sync::watch::Sender<LiveState>,
 }
 
 /// The owner's answers to conflicts, over the engine's store and view of the repo.
@@ -118,13 +126,27 @@ impl<R: RecordRepo + 'static> ConflictResolver for Conflicts<R> {
 }
 
 impl Engine {
-    /// Starts every controller on the current tokio runtime.
+    /// Starts every controller on the current tokio runtime; edits made elsewhere are seen
+    /// by polling.
     pub fn start<R: RecordRepo + 'static, M: Market + 'static>(
         store: Arc<Store>,
         repo: Arc<R>,
         market: Arc<M>,
         clock: Arc<dyn Clock>,
         config: EngineConfig,
+    ) -> Self {
+        Self::start_following(store, repo, market, clock, config, None)
+    }
+
+    /// Starts every controller on the current tokio runtime, following the owner's repo live
+    /// through `feed` when there is one (polling only as a safety net while it is live).
+    pub fn start_following<R: RecordRepo + 'static, M: Market + 'static>(
+        store: Arc<Store>,
+        repo: Arc<R>,
+        market: Arc<M>,
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+        feed: Option<LiveFeed>,
     ) -> Self {
         let watch = store.watch();
         let context = Context::new(Arc::clone(&store), Arc::clone(&repo), Arc::clone(&clock));
@@ -188,24 +210,47 @@ impl Engine {
             ),
         ];
         let triggers: Vec<Trigger> = controllers.iter().map(Controller::trigger).collect();
-        let poll = poll_remote(
+        let relist = {
+            let (store, triggers) = (Arc::clone(&store), triggers.clone());
+            move || {
+                let (store, triggers) = (Arc::clone(&store), triggers.clone());
+                async move {
+                    let send = |kind: Kind, name: Name| schedule(&triggers, kind, name);
+                    relist(&store, &send).await;
+                }
+            }
+        };
+        let unfollowed = "the owner's repo is not followed live".to_owned();
+        let live = tokio::sync::watch::Sender::new(LiveState::Polling { why: unfollowed });
+        let poll = changes::poll(
             Arc::clone(&view),
-            Arc::clone(&store),
-            triggers.clone(),
+            live.subscribe(),
             config.remote_poll,
+            config.live_poll,
+            relist.clone(),
         );
         let index_health = index.health();
-        let tasks = vec![
+        let mut tasks = vec![
             tokio::spawn(index.run()),
-            tokio::spawn(route(store, watch, triggers)),
+            tokio::spawn(route(Arc::clone(&store), watch, triggers)),
             tokio::spawn(poll),
         ];
+        if let Some(feed) = feed {
+            let follow = changes::follow(feed, view, store, live.clone(), relist);
+            tasks.push(tokio::spawn(follow));
+        }
         Self {
             controllers,
             tasks,
             conflicts,
             index_health,
+            live,
         }
+    }
+
+    /// Whether edits made elsewhere arrive live or by polling, and why, as it changes.
+    pub fn live_state(&self) -> tokio::sync::watch::Receiver<LiveState> {
+        self.live.subscribe()
     }
 
     /// How the index at `self` stands (its count, what waits for room, why it is not written
@@ -342,37 +387,6 @@ async fn route(
 fn schedule(triggers: &[Trigger], kind: Kind, name: Name) {
     if let Some(trigger) = triggers.iter().find(|trigger| trigger.kind() == kind) {
         let _stopped = trigger.schedule(name);
-    }
-}
-
-/// Lists the owner's deployment collections every `period`; when a record differs from what
-/// the view held (an edit made elsewhere), every object is looked at again.
-async fn poll_remote<R: RecordRepo + 'static>(
-    view: Arc<RemoteView<R>>,
-    store: Arc<Store>,
-    triggers: Vec<Trigger>,
-    period: Duration,
-) {
-    let send = |kind: Kind, name: Name| schedule(&triggers, kind, name);
-    let collections =
-        [DeploymentKind::Infra, DeploymentKind::EphemeralInfra].map(DeploymentKind::collection);
-    let mut ticks = tokio::time::interval(period.max(Duration::from_millis(100)));
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        ticks.tick().await;
-        let mut changed = false;
-        for collection in collections {
-            match view.refresh(collection).await {
-                Ok(differs) => changed |= differs,
-                Err(error) => {
-                    tracing::debug!(%error, collection, "the owner's records could not be listed")
-                }
-            }
-        }
-        if changed {
-            tracing::debug!("a record changed elsewhere; looking at every object again");
-            relist(&store, &send).await;
-        }
     }
 }
 

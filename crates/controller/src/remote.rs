@@ -10,9 +10,13 @@
 //! Invariants: a snapshot older than its `max_age` is fetched again before it is read, by one
 //! caller while the others wait for it (single flight); writes this app makes are noted into
 //! the snapshot at once ([`RemoteView::note`]), so a reconcile never mistakes its own write
-//! for a remote edit; [`RemoteView::invalidate`] forces the next read to fetch.
+//! for a remote edit; [`RemoteView::invalidate`] forces the next read to fetch. While the
+//! owner's repo is followed live ([`RemoteView::set_live`]), a fetched snapshot does not age:
+//! the stream's verified ops keep it current ([`RemoteView::apply`]), so a resync reads it
+//! without a request.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -69,6 +73,7 @@ struct Snapshot {
 pub struct RemoteView<R> {
     repo: Arc<R>,
     max_age: Duration,
+    live: AtomicBool,
     collections: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Snapshot>>>>,
 }
 
@@ -78,6 +83,7 @@ impl<R: RecordRepo> RemoteView<R> {
         Self {
             repo,
             max_age,
+            live: AtomicBool::new(false),
             collections: Mutex::new(HashMap::new()),
         }
     }
@@ -101,7 +107,10 @@ impl<R: RecordRepo> RemoteView<R> {
     ) -> Result<Option<RemoteRecord>, RepoError> {
         let snapshot = self.snapshot(collection);
         let mut snapshot = snapshot.lock().await;
-        let fresh = snapshot.fetched_at.is_some_and(|at| at.elapsed() < max_age);
+        let live = self.live.load(Ordering::SeqCst);
+        let fresh = snapshot
+            .fetched_at
+            .is_some_and(|at| live || at.elapsed() < max_age);
         if !fresh {
             snapshot.records = self.fetch(collection).await?;
             snapshot.fetched_at = Some(Instant::now());
@@ -143,6 +152,32 @@ impl<R: RecordRepo> RemoteView<R> {
         snapshot.records = records;
         snapshot.fetched_at = Some(Instant::now());
         Ok(changed)
+    }
+
+    /// Applies an op a verified commit of the owner's repo made; answers whether the view
+    /// changed (a record it did not hold at that cid). A collection never fetched is left to
+    /// its first read, and counts as changed so the reconcilers read it.
+    pub async fn apply(&self, collection: &str, rkey: &str, record: Option<RemoteRecord>) -> bool {
+        let snapshot = self.snapshot(collection);
+        let mut snapshot = snapshot.lock().await;
+        if snapshot.fetched_at.is_none() {
+            return true;
+        }
+        let held = snapshot.records.get(rkey).map(|kept| kept.cid.as_str());
+        if held == record.as_ref().map(|record| record.cid.as_str()) {
+            return false;
+        }
+        match record {
+            Some(record) => snapshot.records.insert(rkey.to_owned(), Kept::of(record)),
+            None => snapshot.records.remove(rkey),
+        };
+        true
+    }
+
+    /// Says whether the owner's repo is followed live: while it is, fetched snapshots do not
+    /// age (the stream keeps them current).
+    pub fn set_live(&self, live: bool) {
+        self.live.store(live, Ordering::SeqCst);
     }
 
     /// Makes the next read of `collection` fetch it again.

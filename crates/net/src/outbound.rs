@@ -14,6 +14,7 @@ use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -62,6 +63,8 @@ pub struct Outbound {
     client: reqwest::Client,
     policy: Arc<NetPolicy>,
     dns: Arc<dyn Dns>,
+    /// Requests and connections made through this client and its clones.
+    made: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for Outbound {
@@ -109,7 +112,14 @@ impl Outbound {
             client,
             policy,
             dns,
+            made: Arc::default(),
         }
+    }
+
+    /// How many requests (and WebSocket connections) this client and its clones have made
+    /// so far: what an idle app must not add to.
+    pub fn made(&self) -> u64 {
+        self.made.load(Ordering::SeqCst)
     }
 
     /// The policy calls are made under.
@@ -121,6 +131,7 @@ impl Outbound {
     /// policy serves through an ingress is sent there as plain HTTP, its name kept as `Host`).
     pub fn request(&self, method: Method, url: impl AsRef<str>) -> Result<RequestBuilder, Refused> {
         let url = checked(&self.policy, url.as_ref())?;
+        self.made.fetch_add(1, Ordering::SeqCst);
         Ok(self
             .client
             .request(method, through_ingress(&self.policy, url)))
@@ -183,6 +194,7 @@ impl Outbound {
     )]
     pub async fn connect_tcp(&self, url: &Url) -> Result<tokio::net::TcpStream, SocketError> {
         let addresses = self.socket_addresses(url).await?;
+        self.made.fetch_add(1, Ordering::SeqCst);
         let connecting = tokio::net::TcpStream::connect(addresses.as_slice());
         match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
             Ok(Ok(stream)) => Ok(stream),

@@ -7,7 +7,7 @@
 //! Map: [`store`] (the [`Store`] and its operations), [`resource`] (how the database spells
 //! each kind; the [`Resource`] trait itself is the core's), [`watch`] (change [`Event`]s), [`schema`] (pragmas and
 //! the ordered migrations), [`error`] ([`StoreError`]), [`lock`] ([`StoreLock`]: one controller
-//! per store file, across processes), [`uid`] (new objects' uids); `lifecycle` and `row` are the untyped
+//! per store file, across processes), [`uid`] (new objects' uids), `cursor` (where each followed event stream resumes); `lifecycle` and `row` are the untyped
 //! engine beneath the typed API.
 //!
 //! Invariants:
@@ -31,6 +31,7 @@
 //! waiting caller. Only [`Store::watch`] is async to consume (a `tokio::sync::broadcast`
 //! receiver).
 
+mod cursor;
 pub mod error;
 mod lifecycle;
 pub mod lock;

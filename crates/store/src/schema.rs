@@ -9,7 +9,7 @@
 //! Tables: `objects` holds one row per object, metadata in columns and spec, status,
 //! finalizers, labels and owner references as JSON text; `labels` and `owner_refs` index the
 //! last two for queries, kept in the same transaction as the row and removed with it
-//! (`ON DELETE CASCADE`).
+//! (`ON DELETE CASCADE`); `cursors` keeps, per followed event stream, where it resumes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -74,6 +74,17 @@ pub const MIGRATIONS: &[Migration] = &[
             INSERT OR IGNORE INTO owner_refs (uid, owner_uid)
                 SELECT o.uid, json_extract(r.value, '$.uid')
                 FROM objects o, json_each(o.owner_refs) r;
+        ",
+    },
+    Migration {
+        version: 3,
+        summary: "cursors: where each followed event stream resumes after a restart",
+        sql: "
+            CREATE TABLE cursors (
+                stream TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL,
+                rev TEXT
+            ) STRICT;
         ",
     },
 ];

@@ -16,9 +16,11 @@ use serde::Serialize;
 use serde_json::Value;
 use swdesk_core::name::Name;
 use swdesk_core::object::{Kind, Object, Uid};
+use swdesk_core::repo::live::FeedCursor;
 use swdesk_core::timestamp::Timestamp;
 use tokio::sync::{Semaphore, broadcast};
 
+use crate::cursor;
 use crate::error::StoreError;
 use crate::lifecycle;
 use crate::resource::{ObjectOf, Resource, kind_text};
@@ -185,6 +187,16 @@ impl Store {
         let left =
             self.write(|tx, events| lifecycle::remove_finalizer(tx, at, finalizer, events))?;
         left.map(typed).transpose()
+    }
+
+    /// Where the event stream `stream` resumes, if it was ever kept.
+    pub fn cursor(&self, stream: &str) -> Result<Option<FeedCursor>, StoreError> {
+        self.read(|conn| cursor::find(conn, stream))
+    }
+
+    /// Keeps `at` as where `stream` resumes (after what it names was applied).
+    pub fn keep_cursor(&self, stream: &str, at: &FeedCursor) -> Result<(), StoreError> {
+        self.write(|tx, _events| cursor::keep(tx, stream, at))
     }
 
     fn query<R: Resource, P: Params>(

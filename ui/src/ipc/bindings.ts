@@ -39,6 +39,11 @@ export const commands = {
 	 *  the notice above the list.
 	 */
 	indexHealth: () => typedError<IndexHealth_Serialize, CommandError>(__TAURI_INVOKE("index_health")),
+	/**
+	 *  Whether edits made on the owner's other devices arrive live (the repo's stream is open) or
+	 *  by polling, and why: the indicator beside the account.
+	 */
+	liveStatus: () => typedError<LiveStatus_Serialize, CommandError>(__TAURI_INVOKE("live_status")),
 	/**  One deployment with its contracts, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
@@ -136,6 +141,7 @@ export const events = {
 	deploymentsStale: makeEvent<DeploymentsStale, DeploymentsStale>("deployments-stale"),
 	identityNamed: makeEvent<IdentityNamed, IdentityNamed>("identity-named"),
 	indexHealthChanged: makeEvent<IndexHealthChanged_Serialize, IndexHealthChanged_Deserialize>("index-health-changed"),
+	liveStatusChanged: makeEvent<LiveStatusChanged_Serialize, LiveStatusChanged_Deserialize>("live-status-changed"),
 	sessionEnded: makeEvent<SessionEnded, SessionEnded>("session-ended"),
 	updateChanged: makeEvent<UpdateChanged_Serialize, UpdateChanged_Deserialize>("update-changed"),
 };
@@ -1208,6 +1214,34 @@ listed: string } |
 { state: "unread"; 
 /**  Why. */
 why: string };
+
+/**  Whether edits made on the owner's other devices arrive live or by polling, for the window. */
+export type LiveStatus = LiveStatus_Serialize | LiveStatus_Deserialize;
+
+/**  Whether edits made on the owner's other devices now arrive live or by polling, and why. */
+export type LiveStatusChanged = LiveStatusChanged_Serialize | LiveStatusChanged_Deserialize;
+
+/**  Whether edits made on the owner's other devices now arrive live or by polling, and why. */
+export type LiveStatusChanged_Deserialize = LiveStatus_Deserialize;
+
+/**  Whether edits made on the owner's other devices now arrive live or by polling, and why. */
+export type LiveStatusChanged_Serialize = LiveStatus_Serialize;
+
+/**  Whether edits made on the owner's other devices arrive live or by polling, for the window. */
+export type LiveStatus_Deserialize = {
+	/**  `live` (the repo's stream is open), `connecting`, or `polling`. */
+	mode: string,
+	/**  Why it is not live (the last failure, cleaned); none when live. */
+	why?: string | null,
+};
+
+/**  Whether edits made on the owner's other devices arrive live or by polling, for the window. */
+export type LiveStatus_Serialize = {
+	/**  `live` (the repo's stream is open), `connecting`, or `polling`. */
+	mode: string,
+	/**  Why it is not live (the last failure, cleaned); none when live. */
+	why: string | null,
+};
 
 /**  The market key as the window shows it. */
 export type MarketKeyView = MarketKeyView_Serialize | MarketKeyView_Deserialize;

@@ -31,6 +31,7 @@ import {
   type IndexHealth_Serialize as IndexHealth,
   type Keep,
   type Kind,
+  type LiveStatus_Serialize as LiveStatus,
   type PhaseChangeView_Serialize as PhaseChangeView,
   type ProblemDto as Problem,
   type SecretView_Serialize as SecretView,
@@ -72,6 +73,7 @@ export type {
   IndexHealth,
   Keep,
   Kind,
+  LiveStatus,
   PhaseChangeView,
   Problem,
   SecretView,
@@ -187,6 +189,17 @@ export async function onSessionEnded(handle: () => void): Promise<() => void> {
  * is not written). */
 export async function onIndexHealthChanged(handle: (health: IndexHealth) => void): Promise<() => void> {
   return events.indexHealthChanged.listen((event) => handle(event.payload));
+}
+
+/** Whether edits made on the owner's other devices arrive live or by polling, and why. */
+export async function liveStatus(): Promise<LiveStatus> {
+  return unwrap(await commands.liveStatus());
+}
+
+/** Calls `handle` when edits start arriving live or by polling; resolves to the function that
+ * stops it. */
+export async function onLiveStatusChanged(handle: (status: LiveStatus) => void): Promise<() => void> {
+  return events.liveStatusChanged.listen((event) => handle(event.payload));
 }
 
 /** One deployment with its contracts, record and controller state, or null when gone. */

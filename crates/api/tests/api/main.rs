@@ -14,6 +14,7 @@ mod desk;
 mod faults;
 mod install;
 mod killed;
+mod live;
 mod market;
 mod market_key;
 mod offline;

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod crypto;
+mod firehose;
 mod identity;
 mod keychain;
 mod plc;

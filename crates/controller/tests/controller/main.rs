@@ -13,6 +13,7 @@ mod engine;
 mod failures;
 mod fake;
 mod finalizer;
+mod live;
 mod observability;
 mod read_only;
 mod record;

@@ -9,6 +9,7 @@
 
 pub mod counted;
 pub mod journal;
+pub mod live;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 

@@ -20,10 +20,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
+use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::Map;
 use swdesk_atproto::retry::Backoff;
+use swdesk_atproto::websocket::{close_for_policy, read_failure, send_briefly};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
     InfoName, Message, NSID,
 };
@@ -33,8 +34,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 use crate::connection::{Connection, refusal};
@@ -248,8 +248,7 @@ async fn next_frame<T: Io>(
         let read = tokio::select! {
             read = socket.next() => read,
             _ = ping.tick() => {
-                let ping = socket.send(WsMessage::Ping(Vec::new().into()));
-                let _ = tokio::time::timeout(SEND_TIMEOUT, ping).await;
+                send_briefly(socket, WsMessage::Ping(Vec::new().into())).await;
                 continue;
             }
             () = tokio::time::sleep_until(state.watch.deadline()) => {
@@ -263,8 +262,7 @@ async fn next_frame<T: Io>(
         match read {
             Some(Ok(WsMessage::Binary(bytes))) => return Ok(bytes),
             Some(Ok(WsMessage::Ping(payload))) => {
-                let pong = socket.send(WsMessage::Pong(payload));
-                let _ = tokio::time::timeout(SEND_TIMEOUT, pong).await;
+                send_briefly(socket, WsMessage::Pong(payload)).await;
             }
             Some(Ok(WsMessage::Close(_))) | None => {
                 let error = closed("the gateway closed the stream");
@@ -272,7 +270,7 @@ async fn next_frame<T: Io>(
             }
             Some(Ok(_)) => {}
             Some(Err(error)) => {
-                let error = closed(&read_failure(&error));
+                let error = closed(&read_failure(&error, "the gateway"));
                 return Err(Ended::broke(error, state.delivered));
             }
         }
@@ -351,23 +349,8 @@ impl Reading {
 async fn close<T: Io>(socket: &mut WebSocketStream<T>, breach: Breach) -> Ended {
     let reason = breach.to_string();
     tracing::warn!(%reason, "subscribeClusters closed: a bound was passed");
-    let frame = CloseFrame {
-        code: CloseCode::Policy,
-        reason: swdesk_lexicon::text::fit(&reason, 123).into_owned().into(),
-    };
-    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(Some(frame))).await;
+    close_for_policy(socket, &reason).await;
     Ended::Breached(closed(&format!("the feed was closed: {reason}")))
-}
-
-/// Why reading the stream failed, in words: an oversized frame is named by its size.
-fn read_failure(error: &tungstenite::Error) -> String {
-    match error {
-        tungstenite::Error::Capacity(tungstenite::error::CapacityError::MessageTooLong {
-            size,
-            max_size,
-        }) => format!("the gateway sent a frame of {size} bytes; at most {max_size} are read"),
-        other => other.to_string(),
-    }
 }
 
 fn closed(reason: &str) -> GatewayError {
@@ -379,8 +362,6 @@ fn closed(reason: &str) -> GatewayError {
 
 /// The largest frame (and message) the feed reads: a bigger one breaks the connection.
 const MAX_FRAME: usize = 4 * 1024 * 1024;
-/// How long a ping or a close frame may take to send.
-const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the WebSocket handshake may take once connected.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -490,6 +471,7 @@ pub fn decode(bytes: &[u8]) -> Result<Message, GatewayError> {
 
 #[cfg(test)]
 mod tests {
+    use futures_util::SinkExt as _;
     use tokio_tungstenite::tungstenite::protocol::Role;
 
     use super::*;

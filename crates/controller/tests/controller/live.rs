@@ -1,0 +1,177 @@
+//! The engine fed by a live feed of the owner's repo (the channel the follower of
+//! `swdesk-atproto` sends on, fed by hand here): a verified commit's op is pulled with every
+//! poll and resync an hour away, applied once however often it is replayed, its cursor kept in
+//! the store; while live a whole idle hour lists nothing; a listing the feed asks for is made.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use swdesk_controller::runtime::ControllerConfig;
+use swdesk_controller::{Engine, EngineConfig, LiveFeed};
+use swdesk_core::infra::{InfraSpec, InfraStatus};
+use swdesk_core::market::Unconnected;
+use swdesk_core::name::Name;
+use swdesk_core::object::Object;
+use swdesk_core::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};
+use tokio::sync::mpsc;
+
+use crate::support::{OWNER, World};
+
+const INFRA: &str = "computer.socialweb.infra";
+const HOUR: Duration = Duration::from_secs(3600);
+
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    swdesk_testkit::eventually(what, Duration::from_secs(20), async || {
+        check().then_some(())
+    })
+    .await;
+}
+
+/// Nothing periodic within an hour.
+fn no_polls() -> EngineConfig {
+    EngineConfig {
+        controllers: ControllerConfig {
+            resync_period: HOUR * 2,
+            ..Default::default()
+        },
+        remote_max_age: Duration::from_secs(60),
+        remote_poll: HOUR * 2,
+        live_poll: HOUR * 2,
+    }
+}
+
+fn start(world: &World) -> (Engine, mpsc::Sender<RepoFeed>) {
+    let (sender, events) = mpsc::channel(16);
+    let feed = LiveFeed {
+        events,
+        stream: "owner".to_owned(),
+    };
+    let engine = Engine::start_following(
+        world.store.clone(),
+        world.repo.clone(),
+        Arc::new(Unconnected),
+        world.clock.clone(),
+        no_polls(),
+        Some(feed),
+    );
+    (engine, sender)
+}
+
+fn web(world: &World) -> swdesk_store::ObjectOf<InfraSpec> {
+    world
+        .store
+        .get::<InfraSpec>(&Name::parse("web").unwrap())
+        .unwrap()
+        .unwrap()
+}
+
+async fn published(world: &World, feed: &mpsc::Sender<RepoFeed>) {
+    let object = Object {
+        metadata: world.metadata("web"),
+        spec: InfraSpec {
+            description: Some("here".into()),
+            ..Default::default()
+        },
+        status: InfraStatus::default(),
+    };
+    world.store.create::<InfraSpec>(&object).unwrap();
+    feed.send(RepoFeed::State(LiveState::Live)).await.unwrap();
+    eventually("the record is published", || {
+        world.repo.value(OWNER, INFRA, "web").is_some()
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_commit_on_the_feed_is_pulled_at_once_applied_once_and_its_cursor_kept() {
+    let world = World::new();
+    let (engine, feed) = start(&world);
+    published(&world, &feed).await;
+    assert_eq!(*engine.live_state().borrow(), LiveState::Live);
+    let mut edited = world.repo.value(OWNER, INFRA, "web").unwrap();
+    edited["description"] = "edited on another device".into();
+    let cid = world
+        .repo
+        .write_directly(OWNER, INFRA, "web", edited.clone());
+    let cursor = FeedCursor {
+        seq: 7,
+        rev: Some("3kabc".into()),
+    };
+    let commit = RepoFeed::Commit {
+        ops: vec![RepoOp {
+            collection: INFRA.into(),
+            rkey: "web".into(),
+            record: Some(OpRecord { cid, value: edited }),
+        }],
+        cursor: cursor.clone(),
+    };
+    feed.send(commit.clone()).await.unwrap();
+    eventually("the edit is pulled", || {
+        web(&world).spec.description.as_deref() == Some("edited on another device")
+    })
+    .await;
+    eventually("the cursor is kept", || {
+        world.store.cursor("owner").unwrap() == Some(cursor.clone())
+    })
+    .await;
+    // Settled: the pull and what follows it (the status, the record agreeing) are done.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let pulled = web(&world).metadata.resource_version;
+    let calls = world.repo.calls();
+    let mut steps = engine.events();
+    feed.send(commit).await.unwrap();
+    tokio::time::sleep(HOUR).await;
+    let reconciles: usize = steps
+        .iter_mut()
+        .map(|steps| std::iter::from_fn(|| steps.try_recv().ok()).count())
+        .sum();
+    assert_eq!(reconciles, 0, "a replayed commit schedules nothing");
+    assert_eq!(
+        web(&world).metadata.resource_version,
+        pulled,
+        "a replay changes nothing"
+    );
+    assert_eq!(
+        world.repo.calls().since(calls).total(),
+        0,
+        "an idle hour while live asks the repo nothing"
+    );
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listing_the_feed_asks_for_pulls_what_no_commit_carried() {
+    let world = World::new();
+    let (engine, feed) = start(&world);
+    published(&world, &feed).await;
+    let mut edited = world.repo.value(OWNER, INFRA, "web").unwrap();
+    edited["description"] = "changed while the stream skipped".into();
+    world.repo.write_directly(OWNER, INFRA, "web", edited);
+    let lists = world.repo.calls().lists;
+    let cursor = FeedCursor { seq: 9, rev: None };
+    let why = "the stream skipped from 7 to 9".to_owned();
+    feed.send(RepoFeed::Resync {
+        why,
+        cursor: Some(cursor.clone()),
+    })
+    .await
+    .unwrap();
+    eventually("the edit is pulled", || {
+        web(&world).spec.description.as_deref() == Some("changed while the stream skipped")
+    })
+    .await;
+    assert!(
+        world.repo.calls().lists > lists,
+        "the collections were listed"
+    );
+    assert_eq!(world.store.cursor("owner").unwrap(), Some(cursor));
+    let why = "the server closed the stream".to_owned();
+    feed.send(RepoFeed::State(LiveState::Polling { why: why.clone() }))
+        .await
+        .unwrap();
+    eventually("the state says polling", || {
+        *engine.live_state().borrow() == LiveState::Polling { why: why.clone() }
+    })
+    .await;
+    engine.shutdown(Duration::from_secs(5)).await;
+}

@@ -22,6 +22,7 @@ mod sandbox;
 mod setup;
 mod soak;
 mod stray_client;
+mod sync_bench;
 mod test;
 
 use clap::{Parser, Subcommand};
@@ -75,6 +76,9 @@ enum Bench {
     /// The deployments list with one row and with thousands, in the real window: a store
     /// change to the row on screen, and frame time while scrolling.
     List(list_bench::ListBench),
+    /// An edit made by another client to the owner's repo on the sandbox PDS, pulled live
+    /// beside the poll: p50 and p95 over 50 changes, and requests per idle minute.
+    Sync,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -105,6 +109,7 @@ fn perform(task: Task, paths: &paths::Paths) -> anyhow::Result<()> {
         Task::Bench { bench, app } => match bench.unwrap_or(Bench::App(app)) {
             Bench::App(app) => bench::bench(paths, app.runs, app.idle_seconds),
             Bench::List(list) => list_bench::bench_list(paths, &list),
+            Bench::Sync => sync_bench::bench_sync(paths),
         },
         Task::Fuzz(args) => fuzz::fuzz(paths, &args),
         Task::Soak(args) => soak::soak(paths, &args),

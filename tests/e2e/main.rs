@@ -5,6 +5,7 @@
 // Test suites reach the sandbox's services directly, as any public reader would.
 #![allow(clippy::disallowed_methods)]
 
+mod accessibility;
 mod clusters;
 mod deployments;
 mod drift;

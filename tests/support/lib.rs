@@ -12,7 +12,10 @@
 // Test suites reach the sandbox's services directly, as any public reader would.
 #![allow(clippy::disallowed_methods)]
 
+pub mod axe;
 pub mod desktop;
+pub mod keyboard;
+pub mod layout;
 pub mod releases;
 
 use std::net::TcpStream;
@@ -133,6 +136,8 @@ pub struct AppWindow {
     test_name: String,
     screenshots: PathBuf,
     shots_taken: usize,
+    /// Keys pressed through [`AppWindow::press`] and [`AppWindow::type_keys`].
+    keys_pressed: std::sync::atomic::AtomicUsize,
 }
 
 impl AppWindow {
@@ -244,6 +249,7 @@ impl AppWindow {
             test_name: test_name.to_owned(),
             screenshots: screenshot_dir(),
             shots_taken,
+            keys_pressed: std::sync::atomic::AtomicUsize::new(0),
         };
         window.wait_for_shell().await?;
         window.screenshot("opened").await?;

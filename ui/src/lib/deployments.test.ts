@@ -21,6 +21,7 @@ import {
   syncStateLabel,
   genesisLines,
   waitingFor,
+  withCountdowns,
   writeForm,
   type Contract,
 } from "./deployments";
@@ -59,8 +60,19 @@ describe("waiting reasons", () => {
   it("says what a requesting contract waits for, preferring the controller's own words", () => {
     expect(waitingFor(contract())).toMatch(/bids/);
     expect(waitingFor(contract({ message: "waiting for the market to be connected" }))).toBe(
-      "waiting for the market to be connected",
+      "the market to be connected",
     );
+  });
+
+  it("reads the controller's times as countdowns, never as raw times", () => {
+    const now = Date.parse("2026-12-06T18:00:00Z");
+    const message = "waiting for bids: none from 2 bidder(s) asked; the window closes at 2026-12-06T18:01:05Z";
+    expect(waitingFor(contract({ message }), now)).toBe("bids: none from 2 bidder(s) asked; the window closes in 1 min 05 s");
+    expect(withCountdowns("retrying: refused; next try at 2026-12-06T18:00:04.250Z, gives up at 2026-12-06T19:30:00+00:00", now)).toBe(
+      "retrying: refused; next try in 0 min 04 s, gives up in 1 h 30 min",
+    );
+    expect(withCountdowns("failed at 2026-12-06T17:57:50Z", now)).toBe("failed 2 min 10 s ago");
+    expect(withCountdowns("no time here", now)).toBe("no time here");
   });
 
   it("says a release waits for the provider, and a steady contract waits for nothing", () => {
@@ -237,7 +249,10 @@ describe("the declaration editor", () => {
   });
 
   it("says where a problem is in words", () => {
-    expect(problemPlace({ path: "/spec/contracts/1/name", message: "", fix: "" })).toBe("spec › contracts › 1 › name");
+    expect(problemPlace({ path: "/spec/contracts/1/name", message: "", fix: "" })).toBe("Contracts › contract 2 › name");
+    expect(problemPlace({ path: "/spec/contracts/1", message: "", fix: "" })).toBe("Contracts › contract 2");
+    expect(problemPlace({ path: "/metadata/name", message: "", fix: "" })).toBe("Name");
+    expect(problemPlace({ path: "/spec/description", message: "", fix: "" })).toBe("Description");
     expect(problemPlace({ path: "", message: "", fix: "" })).toBe("the declaration");
     expect(problemPlace({ path: "/metadata/labels/a~1b", message: "", fix: "" })).toBe("metadata › labels › a/b");
   });

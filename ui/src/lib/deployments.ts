@@ -85,14 +85,17 @@ export function phaseLabel(phase: string | null): string {
   return phase.charAt(0).toUpperCase() + phase.slice(1);
 }
 
-/** What a contract waits for, in words, or `undefined` when it waits for nothing. */
-export function waitingFor(contract: Contract): string | undefined {
+/** What a contract waits for, in words that follow "Waiting for", or `undefined` when it waits
+ * for nothing. The controller's own words lose their leading "waiting for" and their times
+ * read as countdowns from `nowMs` (see `withCountdowns`). */
+export function waitingFor(contract: Contract, nowMs = Date.now()): string | undefined {
   if (contract.phase === null) return "the controller to look at it";
+  const told = contract.message ? withCountdowns(contract.message.replace(/^waiting for /i, ""), nowMs) : undefined;
   switch (contract.phase) {
     case "requesting":
-      return contract.message ?? "bids from the market, then the provider to start the guest";
+      return told ?? "bids from the market, then the provider to start the guest";
     case "releasing":
-      return contract.message ?? "the provider to confirm the release";
+      return told ?? "the provider to confirm the release";
     case "staged":
       return contract.state === "requested" ? "the request to be sent" : undefined;
     case "deployed":
@@ -307,6 +310,22 @@ export function countdown(expiresAt: string, nowMs: number): string {
   return `in ${minutes} min ${String(seconds).padStart(2, "0")} s`;
 }
 
+/** An RFC 3339 time in the controller's words, with the "at" before it if any. */
+const TIME_IN_TEXT = /(?:\bat )?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})/g;
+
+/** `text` with each time in it as people read one: `closes at 2026-…Z` → `closes in 1 min 05 s`,
+ * a time gone by as `3 min 10 s ago`. */
+export function withCountdowns(text: string, nowMs: number): string {
+  return text.replace(TIME_IN_TEXT, (found) => {
+    const at = found.replace(/^at /, "");
+    const ms = Date.parse(at);
+    if (Number.isNaN(ms)) return found;
+    if (ms > nowMs) return countdown(at, nowMs);
+    const mirrored = new Date(2 * nowMs - ms + 999).toISOString();
+    return `${countdown(mirrored, nowMs).replace(/^in /, "")} ago`;
+  });
+}
+
 /** A new deployment's declaration as the editor starts it. */
 export function newDeclaration(kind: "Infra" | "EphemeralInfra"): string {
   const spec: Record<string, unknown> = {
@@ -368,12 +387,26 @@ export interface Problem {
   fix: string;
 }
 
-/** Where a problem is, for people: `spec › contracts › 1 › name`, or `the declaration`. */
+/** Where a problem is, for people: by the editor's field label (`Name`, `Contracts › contract 2`),
+ * else by its JSON path (`metadata › labels › a/b`), or `the declaration`. */
 export function problemPlace(problem: Problem): string {
   if (problem.path === "") return "the declaration";
-  return problem.path
+  const parts = problem.path
     .split("/")
     .slice(1)
-    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .join(" › ");
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const [top, field, index, ...rest] = parts;
+  const label = top === "metadata" || top === "spec" ? FIELD_LABELS[field ?? ""] : undefined;
+  if (!label) return parts.join(" › ");
+  if (field !== "contracts" || index === undefined) return [label, ...parts.slice(2)].join(" › ");
+  const position = Number(index);
+  const contract = Number.isInteger(position) ? `contract ${position + 1}` : index;
+  return [label, contract, ...rest].join(" › ");
 }
+
+/** The editor's labels of the declaration's fields, by their key under `metadata` or `spec`. */
+const FIELD_LABELS: Readonly<Record<string, string>> = {
+  name: "Name",
+  description: "Description",
+  contracts: "Contracts",
+};

@@ -1,43 +1,21 @@
-// Focus in a modal dialog: it takes the focus when it opens, keeps Tab and Shift+Tab inside
-// itself (wrapping at either end), and gives the focus back to what had it when it closes.
-// `wrapTarget` is the pure rule (unit tested); `trapFocus` is the Svelte action over the DOM.
+// Where the keyboard focus goes: the elements a Tab can reach inside a region, the next one
+// for Tab or Shift+Tab (wrapping, so a dialog keeps the focus), and the one a dialog starts on.
+// Pure functions over lists, unit tested; the modal layers (lib/modal.ts) use them.
 
-const FOCUSABLE =
-  "a[href], button:not([disabled]), input:not([disabled]), textarea:not([disabled]), select:not([disabled]), summary, [tabindex]:not([tabindex='-1'])";
+/** What a Tab can reach (before checking visibility and `inert`). */
+export const TABBABLE =
+  'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
 
-/**
- * Where Tab (or Shift+Tab, `backwards`) must go instead of its default, given the dialog's
- * focusable elements in order and the index of the one focused (-1: none inside): the other
- * end when it would leave the dialog, else `null` (the browser's own move stays inside).
- */
-export function wrapTarget(count: number, focused: number, backwards: boolean): number | null {
-  if (count === 0) return null;
-  if (focused < 0) return backwards ? count - 1 : 0;
-  if (backwards && focused === 0) return count - 1;
-  if (!backwards && focused === count - 1) return 0;
-  return null;
+/** The index Tab (or Shift+Tab, `backwards`) moves to from `current` (-1: nothing focused
+ * among them) among `count` tabbable elements, wrapping at both ends; -1 when there are none. */
+export function nextTabIndex(current: number, count: number, backwards: boolean): number {
+  if (count === 0) return -1;
+  if (current < 0) return backwards ? count - 1 : 0;
+  return (current + (backwards ? -1 : 1) + count) % count;
 }
 
-/** Svelte action: traps the focus in `node` while it is mounted, then returns it. */
-export function trapFocus(node: HTMLElement) {
-  const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-  const focusables = () => [...node.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((element) => element.offsetParent !== null || element === document.activeElement);
-  const first = node.querySelector<HTMLElement>("[data-autofocus]") ?? focusables()[0] ?? node;
-  queueMicrotask(() => first.focus());
-  function onkeydown(event: KeyboardEvent) {
-    if (event.key !== "Tab") return;
-    const all = focusables();
-    const focused = all.indexOf(document.activeElement as HTMLElement);
-    const target = wrapTarget(all.length, focused, event.shiftKey);
-    if (target === null) return;
-    event.preventDefault();
-    all[target]?.focus();
-  }
-  node.addEventListener("keydown", onkeydown);
-  return {
-    destroy() {
-      node.removeEventListener("keydown", onkeydown);
-      if (before?.isConnected) before.focus();
-    },
-  };
+/** The element a dialog starts on: the one marked `autofocus` among the candidates, else the
+ * first field, else the first tabbable; `undefined` when none. */
+export function initialFocus<E>(candidates: readonly E[], marked: (element: E) => boolean, isField: (element: E) => boolean): E | undefined {
+  return candidates.find(marked) ?? candidates.find(isField) ?? candidates[0];
 }

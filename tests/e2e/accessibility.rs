@@ -1,0 +1,362 @@
+//! The window for people, checked in the real window: axe-core finds nothing serious or critical
+//! on any screen state the owner reaches, in light and in dark; a deployment is declared,
+//! requested and released with the keyboard alone, the focus taken by each dialog, kept in it,
+//! given back, and landing on what each action made; the layout holds at 1,024×700 and
+//! 1,440×900 on every screen (nothing past the window's edge, no controls overlapping).
+
+use std::time::Duration;
+
+use swdesk_devnet::SandboxPds;
+use swdesk_tests::axe::AxeFindings;
+use swdesk_tests::layout::LayoutProblems;
+use swdesk_tests::{AppWindow, borrowed, sandbox_env};
+
+/// Publishing and the controller's reaction take seconds; generous under load.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Opens every fold of the deployment panel (the record, the local objects, the proofs), so
+/// what they hold is checked too.
+const UNFOLD: &str = r#"
+const done = arguments[arguments.length - 1];
+for (const fold of document.querySelectorAll("[data-testid='deployment-detail'] details")) fold.open = true;
+setTimeout(() => done(true), 500);
+"#;
+
+#[tokio::test]
+async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2eaxe").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("axe", &borrowed(&env)).await?;
+    let mut findings = AxeFindings::default();
+    window.find("[data-action='sign-in']").await?;
+    window
+        .check_accessibility("signed out", &mut findings)
+        .await?;
+
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window
+        .check_accessibility("no deployments", &mut findings)
+        .await?;
+
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "Web_Server").await?;
+    window.type_into("#decl-contracts", "api, api").await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .wait_for_text("[data-testid='declaration-problems']", "Nothing was saved")
+        .await?;
+    window
+        .check_accessibility("editor with problems", &mut findings)
+        .await?;
+
+    window.type_into("#decl-name", "web").await?;
+    window.type_into("#decl-contracts", "api, worker").await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    window
+        .find("[data-testid='deployment-detail'][data-name='web']")
+        .await?;
+    window
+        .check_accessibility("deployment panel", &mut findings)
+        .await?;
+
+    window
+        .click_until_shown(
+            "[data-contract='api'] [data-action='request']",
+            "[data-contract='api'] [data-action='release']",
+        )
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='waiting-for']",
+            "Waiting for",
+        )
+        .await?;
+    window
+        .run_script(UNFOLD, vec![], Duration::from_secs(10))
+        .await?;
+    window
+        .find("[data-testid='deployment-detail'] details[open] pre")
+        .await?;
+    window
+        .check_accessibility("contract requested, folds open", &mut findings)
+        .await?;
+
+    window
+        .click_until_shown(
+            "[data-contract='api'] [data-action='release']",
+            "[data-testid='confirm-message']",
+        )
+        .await?;
+    window
+        .check_accessibility("release confirmation", &mut findings)
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_exact_text(
+            "[data-contract='api'] [data-testid='contract-phase']",
+            "Released",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    window
+        .check_accessibility("contract released", &mut findings)
+        .await?;
+
+    window.press_command_key("k").await?;
+    window
+        .type_into("[data-testid='command-palette'] input", "web")
+        .await?;
+    window.find("[data-palette-item='open-Infra-web']").await?;
+    window
+        .check_accessibility("command palette", &mut findings)
+        .await?;
+    window.press("Escape").await?;
+    window
+        .wait_for_gone("[data-testid='command-palette']", Duration::from_secs(5))
+        .await?;
+
+    for (key, section) in [("2", "clusters"), ("3", "activity"), (",", "settings")] {
+        window.press_command_key(key).await?;
+        window
+            .find(&format!("main[data-section='{section}']"))
+            .await?;
+        window.check_accessibility(section, &mut findings).await?;
+    }
+
+    eprintln!(
+        "axe checked {} states: {}; {} serious or critical findings",
+        findings.states().len(),
+        findings.states().join(", "),
+        findings.count()
+    );
+    findings.assert_none()?;
+    window.close().await
+}
+
+/// The `api` contract's phase as the window shows it.
+const API_PHASE: &str = "[data-contract='api'] [data-testid='contract-phase']";
+
+#[tokio::test]
+async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2ekeys").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("keyboard", &borrowed(&env)).await?;
+
+    // The first Tab reaches the skip link, which takes the focus past the navigation.
+    window.press("Tab").await?;
+    window
+        .wait_for_focus("[data-action=skip-to-content]")
+        .await?;
+    window.press("Enter").await?;
+    window.wait_for_focus("main").await?;
+
+    // Signing in: Tab to Sign in, Enter; the dialog starts on its field (the sandbox's handle
+    // filled in), Enter continues in the browser.
+    let to_sign_in = window.tab_to("[data-action=sign-in]", 20).await?;
+    window.press("Enter").await?;
+    window.wait_for_focus("sign-in-handle").await?;
+    window.press("Enter").await?;
+    window
+        .wait_for("[data-account-handle]", swdesk_tests::BROWSER_TIMEOUT)
+        .await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    let signing_in = window.keys_pressed();
+    window.screenshot("signed-in").await?;
+
+    // The editor takes the focus and keeps it: 12 Tabs (twice its controls) stay inside.
+    window.press("Ctrl+N").await?;
+    window.wait_for_focus("decl-name").await?;
+    let before_trap = window.keys_pressed();
+    for tab in 1..=12 {
+        window
+            .press(if tab % 4 == 0 { "Shift+Tab" } else { "Tab" })
+            .await?;
+        anyhow::ensure!(
+            window
+                .focus_within("[data-testid='declaration-editor']")
+                .await?,
+            "Tab {tab} left the editor for {}",
+            window.focused().await?
+        );
+    }
+    let trap_keys = window.keys_pressed() - before_trap;
+    // Escape closes it and gives the focus back to the page; Ctrl+N opens it afresh.
+    window.press("Escape").await?;
+    window
+        .wait_for_gone("[data-testid='declaration-editor']", Duration::from_secs(5))
+        .await?;
+    window.press("Ctrl+N").await?;
+    window.wait_for_focus("decl-name").await?;
+    window.type_keys("web").await?;
+    window.press_times("Tab", 2).await?;
+    window.wait_for_focus("decl-contracts").await?;
+    // The field starts with the editor's example contract: select it all, type over it.
+    window.press("Ctrl+A").await?;
+    window.type_keys("api").await?;
+    window.screenshot("declared").await?;
+    window.press("Ctrl+Enter").await?;
+    // Created: the focus lands on the new deployment's panel.
+    let created = window.wait_for_focus("h2").await?;
+    assert!(created.contains("web"), "{created}");
+    window
+        .find("[data-testid='deployment-detail'][data-name='web']")
+        .await?;
+
+    // Request (Ctrl+R, as its tooltip says): the focus lands on the contract's card.
+    let tooltip = window
+        .find("[data-contract='api'] [data-action='request']")
+        .await?
+        .attr("title")
+        .await?
+        .unwrap_or_default();
+    assert_eq!(tooltip, "Request (Ctrl+R)");
+    window.press("Ctrl+R").await?;
+    window.wait_for_focus("li in [data-contract=api]").await?;
+    window.wait_for_text(API_PHASE, "Requesting").await?;
+    window.screenshot("requested").await?;
+
+    // Release (Ctrl+Shift+R) asks first, the focus on its confirming button; Escape closes
+    // the confirmation alone, the panel stays, the focus back where it was.
+    window.press("Ctrl+Shift+R").await?;
+    window.wait_for_focus("[data-action=confirm]").await?;
+    window.screenshot("release-confirmation").await?;
+    window.press("Escape").await?;
+    window
+        .wait_for_gone("[data-testid='confirm']", Duration::from_secs(5))
+        .await?;
+    window
+        .find("[data-testid='deployment-detail'][data-name='web']")
+        .await?;
+    window.wait_for_focus("[data-contract=api]").await?;
+    window.press("Ctrl+Shift+R").await?;
+    window.wait_for_focus("[data-action=confirm]").await?;
+    window.press("Enter").await?;
+    window.wait_for_focus("li in [data-contract=api]").await?;
+    window.wait_for_text(API_PHASE, "Releas").await?;
+    window
+        .wait_for_exact_text(API_PHASE, "Released", SYNC_TIMEOUT)
+        .await?;
+    window.screenshot("released").await?;
+    eprintln!(
+        "keyboard alone: signed in with {signing_in} keys ({to_sign_in} Tabs to Sign in); declared, requested and released `web` with {} keys",
+        window.keys_pressed() - signing_in - trap_keys
+    );
+    window.close().await
+}
+
+/// The window sizes the layout must hold at.
+const SIZES: [(u32, u32); 2] = [(1024, 700), (1440, 900)];
+
+/// Resizes the window and waits until the page has its new width.
+async fn resize_to(window: &AppWindow, width: u32, height: u32) -> anyhow::Result<()> {
+    swdesk_tests::desktop::resize_window("Socialweb Desk", width, height)?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = window
+            .run_script(
+                "arguments[0](window.innerWidth)",
+                vec![],
+                Duration::from_secs(5),
+            )
+            .await?;
+        if seen.as_u64() == Some(u64::from(width)) {
+            // Two frames for the layout to settle.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            return Ok(());
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the page never became {width} px wide (it is {seen})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Measures the state at each of [`SIZES`].
+async fn at_each_size(
+    window: &mut AppWindow,
+    state: &str,
+    problems: &mut LayoutProblems,
+) -> anyhow::Result<()> {
+    for (width, height) in SIZES {
+        resize_to(window, width, height).await?;
+        window.check_layout(state, problems).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2elayout").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("layout", &borrowed(&env)).await?;
+    let mut problems = LayoutProblems::default();
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    at_each_size(&mut window, "no deployments", &mut problems).await?;
+
+    window.press_command_key("n").await?;
+    window.type_into("#decl-name", "web").await?;
+    window
+        .type_into(
+            "#decl-description",
+            "the web front, with a description long enough to wrap",
+        )
+        .await?;
+    window.type_into("#decl-contracts", "api, worker").await?;
+    at_each_size(&mut window, "editor", &mut problems).await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .find("[data-testid='deployment-detail'][data-name='web']")
+        .await?;
+    window
+        .click_until_shown(
+            "[data-contract='api'] [data-action='request']",
+            "[data-contract='api'] [data-action='release']",
+        )
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='waiting-for']",
+            "Waiting for",
+        )
+        .await?;
+    at_each_size(&mut window, "deployment panel", &mut problems).await?;
+    window
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    window.click("[data-action='inspect-record']").await?;
+    window
+        .find("[data-testid='record-dialog'] [data-testid='record-inspector'] pre")
+        .await?;
+    at_each_size(&mut window, "record inspector", &mut problems).await?;
+    window.press("Escape").await?;
+    window
+        .wait_for_gone("[data-testid='record-dialog']", Duration::from_secs(5))
+        .await?;
+    for (key, section) in [("2", "clusters"), ("3", "activity"), (",", "settings")] {
+        window.press_command_key(key).await?;
+        window
+            .find(&format!("main[data-section='{section}']"))
+            .await?;
+        at_each_size(&mut window, section, &mut problems).await?;
+    }
+    eprintln!("layout measured in {} states", problems.states());
+    problems.assert_none()?;
+    window.close().await
+}

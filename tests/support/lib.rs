@@ -499,43 +499,18 @@ impl AppWindow {
 
     /// Presses Enter where the focus is, as a user would.
     pub async fn press_enter(&self) -> anyhow::Result<()> {
-        self.press(fantoccini::key::Key::Enter).await
+        self.press("Enter").await
     }
 
     /// Presses Escape where the focus is, as a user would.
     pub async fn press_escape(&self) -> anyhow::Result<()> {
-        self.press(fantoccini::key::Key::Escape).await
+        self.press("Escape").await
     }
 
     /// Presses Tab (with Shift when `backwards`) where the focus is, as a user would.
     pub async fn press_tab(&self, backwards: bool) -> anyhow::Result<()> {
-        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
-        use fantoccini::key::Key;
-        let (shift, tab) = (char::from(Key::Shift), char::from(Key::Tab));
-        let mut keys = KeyActions::new("keyboard".to_owned());
-        if backwards {
-            keys = keys.then(KeyAction::Down { value: shift });
-        }
-        keys = keys
-            .then(KeyAction::Down { value: tab })
-            .then(KeyAction::Up { value: tab });
-        if backwards {
-            keys = keys.then(KeyAction::Up { value: shift });
-        }
-        self.client.perform_actions(keys).await?;
-        self.client.release_actions().await?;
-        Ok(())
-    }
-
-    async fn press(&self, key: fantoccini::key::Key) -> anyhow::Result<()> {
-        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
-        let value = char::from(key);
-        let keys = KeyActions::new("keyboard".to_owned())
-            .then(KeyAction::Down { value })
-            .then(KeyAction::Up { value });
-        self.client.perform_actions(keys).await?;
-        self.client.release_actions().await?;
-        Ok(())
+        self.press(if backwards { "Shift+Tab" } else { "Tab" })
+            .await
     }
 
     /// Whether the element that has the focus matches the CSS selector (or is inside one that

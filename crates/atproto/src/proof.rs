@@ -328,9 +328,9 @@ mod tests {
 
     #[test]
     fn a_proof_of_512_blocks_is_read_and_one_more_is_refused() {
-        let (_, blocks) = read_car(&car_of(MAX_BLOCKS)).expect("512 blocks are read");
+        let (_, blocks) = read_car(&car_of(MAX_BLOCKS), MAX_BLOCKS).expect("512 blocks are read");
         assert_eq!(blocks.len(), 512);
-        let refused = read_car(&car_of(MAX_BLOCKS + 1)).unwrap_err();
+        let refused = read_car(&car_of(MAX_BLOCKS + 1), MAX_BLOCKS).unwrap_err();
         assert_eq!(
             refused.to_string(),
             ProofError::Car("more than 512 blocks".into()).to_string()

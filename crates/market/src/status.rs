@@ -207,9 +207,9 @@ mod tests {
         assert_eq!(priced(Cost::Unknown), None);
     }
 
-    #[test]
-    fn collected_paid_bids_are_shown_with_their_price_and_named_as_paid() {
-        let free = CountedBid {
+    /// A counted free bid of `did:plc:free`.
+    fn free_bid() -> CountedBid {
+        CountedBid {
             bidder: "did:plc:free".into(),
             bid: held().receipt,
             terms: held().receipt,
@@ -218,7 +218,12 @@ mod tests {
             submit_accept: None,
             received_at: Timestamp::MIN,
             checked: None,
-        };
+        }
+    }
+
+    #[test]
+    fn collected_paid_bids_are_shown_with_their_price_and_named_as_paid() {
+        let free = free_bid();
         let paid = CountedBid {
             bidder: "did:plc:paid".into(),
             cost: Cost::Nanos(350_000_000),
@@ -260,16 +265,7 @@ mod tests {
     fn every_bidder_asked_has_its_answer_kept_after_the_auction_fails() {
         use swdesk_core::auction::bids::Declined;
         use swdesk_core::compute::{Answer, Asked};
-        let free = CountedBid {
-            bidder: "did:plc:free".into(),
-            bid: held().receipt,
-            terms: held().receipt,
-            cost: Cost::ZERO,
-            free: true,
-            submit_accept: None,
-            received_at: Timestamp::MIN,
-            checked: None,
-        };
+        let free = free_bid();
         let bidding = Bidding {
             window: Duration::from_secs(3),
             first_free: false,

@@ -329,8 +329,9 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                         cid: written.cid,
                         value,
                     };
+                    let replaced = current.as_ref().map(|current| current.cid.as_str());
                     self.view
-                        .note(INDEX_COLLECTION, RESERVED, Some(record))
+                        .note_write(INDEX_COLLECTION, RESERVED, replaced, record)
                         .await;
                     return Ok(live);
                 }

@@ -8,8 +8,8 @@
 //! (its DID, nothing secret); user `session:<profile>:<did>` holds that account's session as
 //! JSON. `<profile>` is the hex of the first 16 bytes of the SHA-256 of the data directory's
 //! absolute path. The one entry of earlier versions (user `session`, one per network) is moved
-//! into the first profile that finds none of its own, then removed, so an owner signed in
-//! before the upgrade stays signed in.
+//! into the first profile that finds none of its own and claims it (removes it first), so an
+//! owner signed in before the upgrade stays signed in, in one profile only.
 
 use std::path::{Path, PathBuf};
 
@@ -62,13 +62,31 @@ impl ProfileSession {
     }
 
     /// The session an earlier version kept for the whole network, moved into this profile.
+    /// The entry is claimed by removing it before it is saved here: of two profiles starting
+    /// at once, only the one whose removal succeeds keeps it (the other's removal finds nothing
+    /// or fails, as may its read), so a grant is never shared. A save that fails puts the entry
+    /// back.
     fn adopt_legacy(&self) -> Result<Option<StoredSession>, KeychainError> {
         let legacy = self.keychain.entry(LEGACY_USER)?;
-        let Some(session) = read_session(&legacy)? else {
-            return Ok(None);
+        let text = match read_text(&legacy) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                // Read as another profile removes it; left where it is if not.
+                tracing::debug!(%error, "the earlier session could not be read");
+                return Ok(None);
+            }
         };
-        self.save(&session)?;
-        forget(&legacy)?;
+        let session: StoredSession = serde_json::from_str(&text)
+            .map_err(|error| KeychainError::Corrupt(error.to_string()))?;
+        if let Err(error) = legacy.delete_credential() {
+            tracing::debug!(%error, "another profile moved the earlier session first");
+            return Ok(None);
+        }
+        if let Err(error) = self.save(&session) {
+            legacy.set_password(&text).map_err(unavailable)?;
+            return Err(error);
+        }
         tracing::info!(did = %session.account.did, "moved the session into this profile's keychain entry");
         Ok(Some(session))
     }

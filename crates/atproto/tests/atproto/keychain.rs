@@ -142,6 +142,48 @@ fn two_profiles_keep_separate_sessions_and_an_earlier_versions_entry_moves_into_
     second.delete().unwrap();
 }
 
+#[test]
+fn two_profiles_starting_at_once_move_an_earlier_versions_entry_into_one_only() {
+    use std::sync::Barrier;
+
+    use swdesk_atproto::keychain::Keychain;
+
+    use crate::support::{data_dir, open_keychain};
+
+    let keychain: Keychain = open_keychain("migration-race");
+    let legacy = legacy_entry("migration-race");
+    for round in 0..8 {
+        legacy
+            .set_password(&serde_json::to_string(&session("signed-in-before")).unwrap())
+            .unwrap();
+        let profiles = [
+            keychain.session_of(&data_dir(&format!("race-{round}-a"))),
+            keychain.session_of(&data_dir(&format!("race-{round}-b"))),
+        ];
+        let start = Barrier::new(2);
+        let loaded: Vec<bool> = std::thread::scope(|scope| {
+            let runs: Vec<_> = profiles
+                .iter()
+                .map(|profile| {
+                    scope.spawn(|| {
+                        start.wait();
+                        profile.load().unwrap().is_some()
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        });
+        assert_eq!(
+            loaded.iter().filter(|signed_in| **signed_in).count(),
+            1,
+            "round {round}: the earlier session moved into exactly one profile ({loaded:?})"
+        );
+        for profile in &profiles {
+            profile.delete().unwrap();
+        }
+    }
+}
+
 /// The one session entry per network that earlier versions kept.
 fn legacy_entry(test: &str) -> keyring_core::Entry {
     let store: std::sync::Arc<keyring_core::CredentialStore> =

@@ -22,6 +22,39 @@ for (const fold of document.querySelectorAll("[data-testid='deployment-detail'] 
 setTimeout(() => done(true), 500);
 "#;
 
+/// Grey text on grey (about 1.1:1), planted in the page and taken away again.
+const PLANT: &str = r#"
+const [on, done] = [arguments[0], arguments[arguments.length - 1]];
+document.getElementById("e2e-planted")?.remove();
+if (on) {
+  const line = document.createElement("p");
+  line.id = "e2e-planted";
+  line.textContent = "planted: grey on grey";
+  line.style.cssText = "color:#767676;background:#707070";
+  document.body.prepend(line);
+}
+requestAnimationFrame(() => done(true));
+"#;
+
+/// The check can fail: a line of text below AA contrast, planted in the window, is found.
+async fn the_check_finds_a_planted_fault(window: &mut AppWindow) -> anyhow::Result<()> {
+    let mut planted = AxeFindings::default();
+    window
+        .run_script(PLANT, vec![true.into()], Duration::from_secs(10))
+        .await?;
+    window
+        .check_accessibility("planted fault", &mut planted)
+        .await?;
+    window
+        .run_script(PLANT, vec![false.into()], Duration::from_secs(10))
+        .await?;
+    anyhow::ensure!(
+        planted.found("color-contrast"),
+        "axe missed text at 1.1:1 contrast planted in the window"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
@@ -33,6 +66,7 @@ async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()>
     window
         .check_accessibility("signed out", &mut findings)
         .await?;
+    the_check_finds_a_planted_fault(&mut window).await?;
 
     window.sign_in().await?;
     window.wait_for_text("main", "No deployments yet").await?;

@@ -90,6 +90,11 @@ impl AxeFindings {
         self.by_rule.values().map(Vec::len).sum()
     }
 
+    /// Whether any element failed `rule` in a state checked.
+    pub fn found(&self, rule: &str) -> bool {
+        self.by_rule.contains_key(rule)
+    }
+
     /// The states checked, in order (`<state> (light)`, `<state> (dark)`).
     pub fn states(&self) -> &[String] {
         &self.states

@@ -301,7 +301,8 @@ impl Sessions {
     /// Signs the signed-in account in again, asking for the `extra` scopes beside the usual
     /// ones (publishing the market key asks for `identity:*`); waits for the browser. The new
     /// session (of the same DID: sign-in checks the token's subject) replaces the old one only
-    /// while that account is still signed in; until then the old one stays in use.
+    /// while that account is still signed in; until then the old one stays in use. The old
+    /// grant is then revoked at the server (its refresh token spent for good), not just dropped.
     pub async fn grant_more(&self, extra: &[&str]) -> Result<Account, SessionError> {
         let Some(agent) = self.agent() else {
             return Err(SessionError::SignedOut);
@@ -314,11 +315,16 @@ impl Sessions {
             .await
             .map_err(SessionError::SignIn)?;
         let account = granted.account();
-        let mut state = self.lock();
-        if !matches!(&*state, State::SignedIn(current) if current.did() == did) {
-            return Err(SessionError::Cancelled);
+        {
+            let mut state = self.lock();
+            if !matches!(&*state, State::SignedIn(current) if current.did() == did) {
+                return Err(SessionError::Cancelled);
+            }
+            *state = State::SignedIn(granted);
         }
-        *state = State::SignedIn(granted);
+        if let Err(error) = agent.revoke_replaced().await {
+            tracing::warn!(%error, "the grant the new one replaced could not be revoked");
+        }
         Ok(account)
     }
 

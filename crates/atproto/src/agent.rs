@@ -386,6 +386,16 @@ impl Agent {
         revoked
     }
 
+    /// Revokes this session's tokens at its authorization server and leaves the keychain entry
+    /// as it is: for a grant that a newer one of the same account and profile replaced (the
+    /// entry holds the newer one now). Waits for a refresh in flight, so the tokens revoked are
+    /// the live ones.
+    pub async fn revoke_replaced(&self) -> Result<(), OAuthError> {
+        let _turn = self.inner.refreshing.lock().await;
+        let session = self.read(Clone::clone);
+        self.revoke(&session).await
+    }
+
     async fn revoke(&self, session: &StoredSession) -> Result<(), OAuthError> {
         let Some(endpoint) = &session.revocation_endpoint else {
             return Ok(());

@@ -1,5 +1,6 @@
 //! The session as the window sees it: restored at start, signed in through the browser,
-//! cancelled while waiting, ended by the server, signed out.
+//! cancelled while waiting, ended by the server, signed out; a wider grant revoking the one it
+//! replaces.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,7 +8,9 @@ use std::time::Duration;
 use swdesk_api::network::DEFAULT_CLIENT_ID;
 use swdesk_api::{Network, SessionError, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
-use swdesk_atproto::keychain::{Keychain, ProfileSession, SessionStore};
+use swdesk_atproto::keychain::{Keychain, MemoryStore, ProfileSession, SessionStore};
+use swdesk_atproto::oauth::scope;
+use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_atproto::{Agent, Browser, ClientKind};
 use swdesk_devnet::{Account, SandboxPds};
 use swdesk_testkit::Chromium;
@@ -192,4 +195,47 @@ async fn a_session_the_server_ended_is_forgotten_at_start_with_a_notice() {
         None,
         "the dead session is gone from the keychain"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wider_grant_revokes_the_one_it_replaces_at_the_server() {
+    let (pds, network, store) = network("wider").await;
+    let account = pds.create_account("apiwider").await.unwrap();
+    let signed = sessions(&network, Chromium::approving(&account), &store);
+    signed.sign_in(&account.handle).await.unwrap();
+    let replaced = store.load().unwrap().unwrap();
+
+    let granted = signed.grant_more(&[scope::IDENTITY]).await.unwrap();
+    assert!(scope::grants(&granted.granted_scope, scope::IDENTITY));
+    let get_session = XrpcRequest::query("com.atproto.server.getSession", Vec::new());
+    let current = signed.agent().unwrap();
+    current
+        .call(&get_session)
+        .await
+        .expect("the new grant works");
+
+    let apart = || -> Arc<dyn SessionStore> { Arc::new(MemoryStore::default()) };
+    let old_access = Agent::from_stored(replaced.clone(), network.outbound.clone(), apart());
+    let refused = old_access.unwrap().call(&get_session).await;
+    assert!(
+        refused.is_err(),
+        "the old access token is revoked: {refused:?}"
+    );
+    let mut due = replaced;
+    due.expires_at = 0;
+    let old_refresh = Agent::from_stored(due, network.outbound.clone(), apart()).unwrap();
+    let refused = old_refresh.call(&get_session).await;
+    assert!(
+        refused.is_err(),
+        "the old refresh token is refused: {refused:?}"
+    );
+    assert!(
+        old_refresh.ended().is_some(),
+        "the server says the old grant is gone (invalid_grant), not just busy"
+    );
+    current
+        .call(&get_session)
+        .await
+        .expect("the new grant still works");
+    signed.sign_out().await.unwrap();
 }

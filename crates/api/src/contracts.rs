@@ -121,7 +121,7 @@ impl From<&Asked> for AskedView {
     fn from(asked: &Asked) -> Self {
         let (answer, cost, reason) = match &asked.answer {
             Answer::Bid { cost } => ("bid", cost.clone(), None),
-            Answer::Refused { rfp, reason } => {
+            Answer::Refused { rfp, reason, .. } => {
                 let answer = if *rfp { "refused" } else { "bidRefused" };
                 (answer, None, Some(reason.clone()))
             }
@@ -137,19 +137,22 @@ impl From<&Asked> for AskedView {
     }
 }
 
-/// Whether a bidder refused our RFP for our signature (not: refused a bid of its own).
-pub fn offers_market_key(asked: &[AskedView]) -> bool {
-    (asked.iter())
-        .filter(|asked| asked.answer == "refused")
-        .filter_map(|asked| asked.reason.as_deref())
-        .any(refused_our_signature)
-}
-
-/// Whether a bidder's refusal of our RFP says it did not trust our signature: what publishing the market
-/// key in the owner's DID document answers (the public market says "record is missing a valid
-/// badge.blue signature").
-pub fn refused_our_signature(reason: &str) -> bool {
-    reason.to_ascii_lowercase().contains("signature")
+/// Whether a bidder refused our RFP for our signature (not: refused a bid of its own): what
+/// publishing the market key in the owner's DID document answers. Read from the structured
+/// answer the market adapter kept (`signature_untrusted`, set when the bidder's refusal is the
+/// public market's own refusal of a signature), never from the words of the reason, which are
+/// the bidder's to choose.
+pub fn offers_market_key(asked: &[Asked]) -> bool {
+    asked.iter().any(|asked| {
+        matches!(
+            asked.answer,
+            Answer::Refused {
+                rfp: true,
+                signature_untrusted: true,
+                ..
+            }
+        )
+    })
 }
 
 /// What was verified of a peer's record before it counted: proven by its repo's signed commit
@@ -265,6 +268,7 @@ pub(crate) struct Observed {
     pub history: Vec<PhaseChangeView>,
     pub receipt_checked: Option<CheckView>,
     pub asked: Vec<AskedView>,
+    pub offers_market_key: bool,
 }
 
 /// The bids, events and history of `compute`.
@@ -292,6 +296,7 @@ pub(crate) fn observed(compute: Option<&ComputeContractObject>) -> Observed {
         history: status.history.iter().map(change_view).collect(),
         receipt_checked: status.receipt_checked.as_ref().map(CheckView::from),
         asked: status.asked.iter().map(AskedView::from).collect(),
+        offers_market_key: offers_market_key(&status.asked),
     }
 }
 
@@ -451,7 +456,7 @@ pub fn contract_view(
         receipt_url: None,
         receipt_checked: observed.receipt_checked,
         message: seen.and_then(|seen| seen.message.clone()),
-        offers_market_key: offers_market_key(&observed.asked),
+        offers_market_key: observed.offers_market_key,
         asked: observed.asked,
         bids: observed.bids,
         events: observed.events,
@@ -484,27 +489,30 @@ mod tests {
 
     #[test]
     fn only_a_refusal_of_our_signature_offers_to_publish_the_market_key() {
-        let refused = |rfp: bool, reason: &str| {
-            AskedView::from(&Asked {
-                bidder: "did:plc:strict".into(),
-                answer: Answer::Refused {
-                    rfp,
-                    reason: reason.into(),
-                },
-            })
+        let refused = |rfp: bool, signature_untrusted: bool, reason: &str| Asked {
+            bidder: "did:plc:strict".into(),
+            answer: Answer::Refused {
+                rfp,
+                reason: reason.into(),
+                signature_untrusted,
+            },
         };
         let ours = "com.publicdomainrelay.temp.market.submitRfp answered 400: record is missing \
                     a valid badge.blue signature";
-        assert!(offers_market_key(&[refused(true, ours)]));
-        assert!(!offers_market_key(&[refused(true, "no capacity")]));
+        assert!(offers_market_key(&[refused(true, true, ours)]));
+        assert!(!offers_market_key(&[refused(true, false, "no capacity")]));
         assert!(
-            !offers_market_key(&[refused(false, "its signature does not verify")]),
+            !offers_market_key(&[refused(true, false, "we dislike your signature")]),
+            "a bidder's words alone do not offer it"
+        );
+        assert!(
+            !offers_market_key(&[refused(false, false, "its signature does not verify")]),
             "a bid we refused for its own signature is not ours to fix"
         );
-        let silent = AskedView::from(&Asked {
+        let silent = Asked {
             bidder: "did:plc:silent".into(),
             answer: Answer::NoAnswer,
-        });
+        };
         assert!(!offers_market_key(&[silent]));
     }
 

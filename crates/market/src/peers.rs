@@ -42,6 +42,9 @@ pub struct PeerError {
     pub message: String,
     /// Whether trying again later may succeed.
     pub transient: bool,
+    /// Whether the party refused a record of ours for its signature, recognised by the whole
+    /// refusal ([`refuses_our_signature`]), never by a word in it.
+    pub signature_untrusted: bool,
 }
 
 impl PeerError {
@@ -50,6 +53,7 @@ impl PeerError {
         Self {
             message: message.into(),
             transient: true,
+            signature_untrusted: false,
         }
     }
 
@@ -58,6 +62,7 @@ impl PeerError {
         Self {
             message: message.into(),
             transient: false,
+            signature_untrusted: false,
         }
     }
 }
@@ -472,7 +477,25 @@ async fn send(
     Err(PeerError {
         message: message.trim_end().to_owned(),
         transient,
+        signature_untrusted: refuses_our_signature(status.as_u16(), &body),
     })
+}
+
+/// The refusal the public market's bidders answer a record whose signature they do not trust
+/// (`verifyAuthored` in its `market-atproto/server.ts`; with `bindKeys`, a key its author's DID
+/// document does not list): status 400, error `InvalidRequest`, this message. The
+/// implementation has no error name of its own for it, so the whole answer is compared: a
+/// bidder that only mentions a signature in other words is not taken for it.
+pub const SIGNATURE_REFUSAL: (u16, &str, &str) = (
+    400,
+    "InvalidRequest",
+    "record is missing a valid badge.blue signature",
+);
+
+/// Whether an error answer of `status` with `body` is [`SIGNATURE_REFUSAL`].
+pub fn refuses_our_signature(status: u16, body: &Value) -> bool {
+    let (refusal_status, error, message) = SIGNATURE_REFUSAL;
+    status == refusal_status && body["error"] == error && body["message"] == message
 }
 
 /// How long a call to a peer may take, answer included (an answer that trickles fails at it,
@@ -496,7 +519,11 @@ fn unreachable(what: &str, error: reqwest::Error) -> PeerError {
         Failure::NoAnswer => format!("{what}: unreachable: {reason}"),
         _ => format!("{what}: {reason}"),
     };
-    PeerError { message, transient }
+    PeerError {
+        message,
+        transient,
+        signature_untrusted: false,
+    }
 }
 
 fn unreadable(what: &str, error: BodyError) -> PeerError {
@@ -511,6 +538,25 @@ fn unreadable(what: &str, error: BodyError) -> PeerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_public_markets_whole_refusal_of_a_signature_is_taken_for_one() {
+        let (status, error, message) = SIGNATURE_REFUSAL;
+        let answer = |error: &str, message: &str| json!({"error": error, "message": message});
+        assert!(refuses_our_signature(status, &answer(error, message)));
+        for (status, body) in [
+            (403, answer(error, message)),
+            (400, answer("Unauthorized", message)),
+            (
+                400,
+                answer(error, "your signature is no good: publish your key"),
+            ),
+            (400, answer(error, &format!("{message}\u{202e}"))),
+            (400, json!(message)),
+        ] {
+            assert!(!refuses_our_signature(status, &body), "{status} {body}");
+        }
+    }
 
     #[test]
     fn a_relay_page_keeps_only_dids_and_a_grant_only_a_well_formed_reference() {

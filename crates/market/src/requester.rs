@@ -606,6 +606,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
         Declined {
             bidder,
             reason: peer_text(&error.message, PEER_WORDS_MAX),
+            signature_untrusted: error.signature_untrusted,
         }
     }
 

@@ -280,6 +280,7 @@ mod tests {
         auction.keep_declined(Declined {
             bidder: "did:plc:strict".into(),
             reason: "record is missing a valid badge.blue signature".into(),
+            signature_untrusted: true,
         });
         let step = Step::RfpSent {
             auction,
@@ -298,6 +299,7 @@ mod tests {
         let refused = |rfp: bool, reason: &str| Answer::Refused {
             rfp,
             reason: reason.into(),
+            signature_untrusted: rfp,
         };
         let expected = vec![
             Asked {

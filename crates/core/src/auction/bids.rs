@@ -264,6 +264,11 @@ pub struct Declined {
     pub bidder: String,
     /// Its refusal: one line, cleaned and cut by the adapter (`peer_text`).
     pub reason: String,
+    /// Whether it refused our RFP for its signature (the key not bound to the owner as the
+    /// bidder requires), as the adapter recognised the refusal, never read off `reason`'s words:
+    /// what publishing the market key in the owner's DID document answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signature_untrusted: bool,
 }
 
 impl Auction {
@@ -935,6 +940,7 @@ mod tests {
             refused.keep_declined(Declined {
                 bidder: bidder.into(),
                 reason: reason.into(),
+                signature_untrusted: false,
             });
         }
         let Decision::Rejected { reason } = decide(&refused, &[], at(30)) else {

@@ -789,6 +789,7 @@ mod tests {
         let refusal = Declined {
             bidder: "did:plc:bidder".into(),
             reason: "record is missing a valid badge.blue signature".into(),
+            signature_untrusted: true,
         };
         let mut flow = flow.apply(Outcome::Declined(refusal)).expect("fits");
         for _ in 0..2 {

@@ -96,6 +96,9 @@ pub enum Answer {
         rfp: bool,
         /// Why.
         reason: String,
+        /// Whether it refused our RFP for our signature (`crate::auction::bids::Declined`'s word).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        signature_untrusted: bool,
     },
     /// Nothing from it (yet, while the window is open).
     NoAnswer,
@@ -395,15 +398,16 @@ impl ComputeContractStatus {
             }
             let declined = (auction.declined.iter())
                 .find(|no| no.bidder == bidder)
-                .map(|no| (true, &no.reason));
+                .map(|no| (true, &no.reason, no.signature_untrusted));
             let refused_bid = (self.refused_bids.iter())
                 .find(|bid| bid.bidder == bidder)
                 .and_then(|bid| bid.refused.as_ref())
-                .map(|reason| (false, reason));
+                .map(|reason| (false, reason, false));
             match declined.or(refused_bid) {
-                Some((rfp, reason)) => Answer::Refused {
+                Some((rfp, reason, signature_untrusted)) => Answer::Refused {
                     rfp,
                     reason: reason.clone(),
+                    signature_untrusted,
                 },
                 None => Answer::NoAnswer,
             }

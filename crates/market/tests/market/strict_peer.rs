@@ -13,7 +13,7 @@ use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::oauth::{Secret, scope};
 use swdesk_atproto::plc::{self, KeyChange, Listing};
-use swdesk_core::compute::ComputePhase;
+use swdesk_core::compute::{Answer, ComputePhase};
 use swdesk_devnet::BidderMode;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, rfp, submit_rfp};
 
@@ -91,6 +91,23 @@ async fn a_strict_bidders_refusal_of_our_rfp_is_the_contracts_reason() {
     assert!(
         message.contains("record is missing a valid badge.blue signature"),
         "{message}"
+    );
+    let kept = contract
+        .status
+        .asked
+        .iter()
+        .find(|asked| asked.bidder == bidder);
+    assert!(
+        matches!(
+            kept.map(|asked| &asked.answer),
+            Some(Answer::Refused {
+                rfp: true,
+                signature_untrusted: true,
+                ..
+            })
+        ),
+        "the refusal is kept as one of our signature: {:?}",
+        contract.status.asked
     );
     let rfps: Vec<Value> = owner.records(rfp::NSID).await;
     assert_eq!(rfps.len(), 1, "one RFP, refused");

@@ -326,6 +326,58 @@ mod tests {
         car
     }
 
+    /// The blocks of a tree `levels` deep holding `key` at `record` in its lowest node (each
+    /// node above holds nothing but its left subtree), and its root.
+    fn tree_of_depth(levels: usize, key: &[u8], record: Cid) -> (HashMap<Cid, Vec<u8>>, Cid) {
+        let node = |left: Ipld, entries: Vec<Ipld>| {
+            Ipld::Map(
+                [
+                    ("l".to_owned(), left),
+                    ("e".to_owned(), Ipld::List(entries)),
+                ]
+                .into(),
+            )
+        };
+        let entry = Ipld::Map(
+            [
+                ("p".to_owned(), Ipld::Integer(0)),
+                ("k".to_owned(), Ipld::Bytes(key.to_vec())),
+                ("v".to_owned(), Ipld::Link(record)),
+                ("t".to_owned(), Ipld::Null),
+            ]
+            .into(),
+        );
+        let mut blocks = HashMap::new();
+        let mut below = node(Ipld::Null, vec![entry]);
+        for level in 1..=levels {
+            let bytes = serde_ipld_dagcbor::to_vec(&below).expect("a node encodes");
+            let hash = cid::multihash::Multihash::<64>::wrap(SHA2_256, &Sha256::digest(&bytes))
+                .expect("a sha2-256 digest fits");
+            let cid = Cid::new_v1(DAG_CBOR, hash);
+            blocks.insert(cid, bytes);
+            if level == levels {
+                return (blocks, cid);
+            }
+            below = node(Ipld::Link(cid), Vec::new());
+        }
+        unreachable!("at least one level")
+    }
+
+    #[test]
+    fn a_tree_of_64_levels_is_walked_and_one_deeper_is_refused() {
+        let hash = cid::multihash::Multihash::<64>::wrap(SHA2_256, &Sha256::digest(b"record"))
+            .expect("a sha2-256 digest fits");
+        let record = Cid::new_v1(DAG_CBOR, hash);
+        let key = b"computer.socialweb.infra/self";
+        let (blocks, root) = tree_of_depth(MAX_DEPTH, key, record);
+        assert_eq!(find(&blocks, root, key).unwrap(), Some(record));
+        let (blocks, root) = tree_of_depth(MAX_DEPTH + 1, key, record);
+        match find(&blocks, root, key) {
+            Err(ProofError::Tree(why)) => assert_eq!(why, "deeper than 64 levels"),
+            other => panic!("a 65-level tree must be refused: {other:?}"),
+        }
+    }
+
     #[test]
     fn a_proof_of_512_blocks_is_read_and_one_more_is_refused() {
         let (_, blocks) = read_car(&car_of(MAX_BLOCKS), MAX_BLOCKS).expect("512 blocks are read");

@@ -1243,11 +1243,20 @@ mod tests {
     /// The bid `did:plc:bidder` signed with a key it publishes, naming free terms `terms` of
     /// its own: how it counts in an auction that asked it.
     async fn count_free_terms(terms: Value) -> Result<CountedBid, compute::Bid> {
+        count_with_terms(Some(terms)).await
+    }
+
+    /// A signed bid counted whose terms are `terms` in the bidder's repo, or a record the repo
+    /// does not hold (`None`).
+    async fn count_with_terms(terms: Option<Value>) -> Result<CountedBid, compute::Bid> {
         let (market, repo, _) = market(FakePeers::default());
         let bidder = "did:plc:bidder";
         let key = AttestationKey::generate(swdesk_atproto::attestation::Curve::P256);
         publish_in(&repo, bidder, &key);
-        let terms_cid = repo.write_directly(bidder, FREE_TERMS_NSID, "3lterms", terms);
+        let terms_cid = match terms {
+            Some(terms) => repo.write_directly(bidder, FREE_TERMS_NSID, "3lterms", terms),
+            None => "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm".to_owned(),
+        };
         let rfp = StrongRef {
             uri: format!("at://{OWNER}/{}/3lrfp", rfp_nsid::NSID),
             cid: "bafyrfp".into(),
@@ -1281,6 +1290,13 @@ mod tests {
         assert!(why.contains("priced free terms"), "{why}");
         let counted = count_free_terms(terms(Value::from(0))).await.unwrap();
         assert_eq!(counted.cost, swdesk_core::auction::bids::Cost::ZERO);
+    }
+
+    #[tokio::test]
+    async fn a_bid_whose_terms_cannot_be_read_does_not_count() {
+        let refused = count_with_terms(None).await.unwrap_err();
+        let why = refused.refused.unwrap_or_default();
+        assert!(why.starts_with("its terms cannot be read"), "{why}");
     }
 
     #[tokio::test]
@@ -1468,6 +1484,17 @@ mod tests {
         );
     }
 
+    /// An offering of `did` for the VM payload, at an endpoint of its own, in its repo.
+    fn offer_vm(repo: &MemoryRepo, did: &str) {
+        let offering = serde_json::json!({
+            "$type": offering::NSID,
+            "endpointUrl": format!("https://{}.example/xrpc", did.replace(':', "-")),
+            "appliesTo": [vm::NSID],
+            "createdAt": "2026-12-05T00:00:00.000Z",
+        });
+        repo.write_directly(did, offering::NSID, "self", offering);
+    }
+
     /// A relay listing 10,000 strangers, each with an offering for the payload: the auction
     /// reads at most `MAX_OFFERING_REPOS` repos and sends the RFP to at most `MAX_ASKED`.
     #[tokio::test]
@@ -1479,13 +1506,7 @@ mod tests {
             ..FakePeers::default()
         });
         for did in listed.iter().take(MAX_OFFERING_REPOS + 50) {
-            let offering = serde_json::json!({
-                "$type": offering::NSID,
-                "endpointUrl": format!("https://{}.example/xrpc", did.replace(':', "-")),
-                "appliesTo": [vm::NSID],
-                "createdAt": "2026-12-05T00:00:00.000Z",
-            });
-            repo.write_directly(did, offering::NSID, "self", offering);
+            offer_vm(&repo, did);
         }
         let before = repo.calls();
         let mut contract = contract(requested());
@@ -1507,6 +1528,27 @@ mod tests {
         assert!(repo.calls().since(before).lists <= MAX_OFFERING_REPOS);
         let sent = peers.rfps_sent.load(std::sync::atomic::Ordering::SeqCst);
         assert!(sent <= MAX_ASKED, "{sent} RFPs sent");
+    }
+
+    /// Two bidders, one of them listed twice, that never bid: however often the contract is
+    /// stepped while its window is open, each is sent the RFP once.
+    #[tokio::test]
+    async fn each_bidder_is_asked_once_per_rfp() {
+        let listed: Vec<String> = ["did:plc:once", "did:plc:once", "did:plc:twice"]
+            .map(str::to_owned)
+            .into();
+        let (market, repo, peers) = market(FakePeers {
+            listed: listed.clone(),
+            ..FakePeers::default()
+        });
+        for did in &listed {
+            offer_vm(&repo, did);
+        }
+        let contract = one_second_auction(&market).await;
+        assert_eq!(contract.status.phase, ComputePhase::Failed, "none bid");
+        let asked = contract.status.asked.len();
+        let sent = peers.rfps_sent.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!((asked, sent), (2, 2), "two bidders asked, one RFP each");
     }
 
     /// A contract with a one-second bid window, stepped on the wall clock until it ends.

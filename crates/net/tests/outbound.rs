@@ -63,11 +63,10 @@ fn sandbox(port: u16) -> Outbound {
     Outbound::new(NetPolicy::public().with_loopback_port(port))
 }
 
-#[tokio::test]
-async fn a_configured_loopback_service_answers() {
-    let port = peer(1).await;
+/// Asserts that the peer's `/small` at `host` answers through the sandbox's client.
+async fn small_answers(host: &str, port: u16) {
     let response = sandbox(port)
-        .get(format!("http://localhost:{port}/small"))
+        .get(format!("http://{host}:{port}/small"))
         .unwrap()
         .send()
         .await
@@ -76,6 +75,11 @@ async fn a_configured_loopback_service_answers() {
         read_bytes(response, Limit::RECORD).await.unwrap(),
         b"{\"ok\":true}"
     );
+}
+
+#[tokio::test]
+async fn a_configured_loopback_service_answers() {
+    small_answers("localhost", peer(1).await).await;
 }
 
 #[tokio::test]
@@ -180,4 +184,113 @@ async fn a_name_that_resolves_to_loopback_is_refused_at_connect_time() {
     let refused = outbound.socket_addresses(&socket).await.unwrap_err();
     assert_eq!(refused.reason, "it resolves to a loopback address");
     assert_eq!(canary.connections(), 0);
+}
+
+/// Every variable a client may take a proxy from.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+/// Set in the child process of [`no_proxy_named_by_the_environment_is_used`]: the port of the
+/// service it calls.
+const PROXY_PROBE: &str = "SWDESK_NET_TEST_PROXY_PROBE";
+
+/// A proxy would resolve names where the policy cannot check them: a process whose every
+/// proxy variable names a loopback listener that counts connections calls its service
+/// directly, and nothing reaches the listener. The environment is the child's own (this test
+/// runs itself again with it), so no other test's is touched.
+#[tokio::test]
+async fn no_proxy_named_by_the_environment_is_used() {
+    if let Ok(port) = std::env::var(PROXY_PROBE) {
+        let port: u16 = port.parse().unwrap();
+        for host in ["localhost", "127.0.0.1"] {
+            small_answers(host, port).await;
+        }
+        return;
+    }
+    let proxy = Canary::start().await.unwrap();
+    let port = peer(1).await;
+    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args(["--exact", "no_proxy_named_by_the_environment_is_used"])
+        .env(PROXY_PROBE, port.to_string())
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy");
+    for variable in PROXY_VARIABLES {
+        child.env(variable, format!("http://127.0.0.1:{}", proxy.port));
+    }
+    let output = child.output().await.unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && said.contains("1 passed"),
+        "the child's calls failed: {said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(proxy.connections(), 0, "nothing went through the proxy");
+}
+
+/// A listener whose queue of connections is full: the kernel drops every further SYN, so a
+/// connection to it never opens. Keep the listener and the queued connection alive.
+async fn full_listener() -> (tokio::net::TcpListener, Vec<tokio::net::TcpStream>, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
+    let listener = socket.listen(0).unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..2 {
+        let filler = tokio::net::TcpSocket::new_v4().unwrap().connect(address);
+        let wait = std::time::Duration::from_millis(500);
+        if let Ok(Ok(stream)) = tokio::time::timeout(wait, filler).await {
+            queued.push(stream);
+        }
+    }
+    assert!(!queued.is_empty(), "the queue holds one connection");
+    (listener, queued, address.port())
+}
+
+/// On paused time: a connection that never opens fails at the 10 s connect timeout, well
+/// before the 60 s total.
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_never_opens_fails_at_the_connect_timeout() {
+    let (_listener, _queued, port) = full_listener().await;
+    let started = tokio::time::Instant::now();
+    let call = sandbox(port)
+        .get(format!("http://127.0.0.1:{port}/"))
+        .unwrap()
+        .send();
+    let error = call.await.expect_err("nothing answers");
+    let waited = started.elapsed();
+    assert!(error.is_connect() && error.is_timeout(), "{error:?}");
+    assert!(
+        waited >= swdesk_net::outbound::CONNECT_TIMEOUT
+            && waited < swdesk_net::outbound::CONNECT_TIMEOUT + std::time::Duration::from_secs(1),
+        "{waited:?}"
+    );
+}
+
+/// On paused time, over a real loopback socket: a server that takes the request and never
+/// answers ends the call at the 60 s total timeout, not before.
+#[tokio::test(start_paused = true)]
+async fn a_call_never_answered_ends_at_the_total_timeout() {
+    let port = swdesk_devnet::canary::silent().unwrap();
+    let started = tokio::time::Instant::now();
+    let call = sandbox(port)
+        .get(format!("http://127.0.0.1:{port}/"))
+        .unwrap()
+        .send();
+    let outcome = tokio::time::timeout(10 * swdesk_net::outbound::TOTAL_TIMEOUT, call).await;
+    let waited = started.elapsed();
+    let error = outcome
+        .unwrap_or_else(|_| panic!("still waiting after {waited:?}"))
+        .expect_err("nothing answers");
+    assert!(error.is_timeout() && !error.is_connect(), "{error:?}");
+    assert!(
+        waited >= swdesk_net::outbound::TOTAL_TIMEOUT
+            && waited < swdesk_net::outbound::TOTAL_TIMEOUT + std::time::Duration::from_secs(1),
+        "{waited:?}"
+    );
 }

@@ -29,14 +29,13 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use url::Url;
 
 use super::frame::{self, CommitFrame, Frame, MAX_FRAME};
 use super::verify::verify_commit;
 use crate::did_key::PublicKey;
 use crate::identity::Resolver;
-use crate::websocket::{close_for_policy, read_failure, send_briefly};
+use crate::websocket::{Socket, close_for_policy, handshake, read_failure, send_briefly};
 
 /// The method followed.
 pub const NSID: &str = "com.atproto.sync.subscribeRepos";
@@ -48,8 +47,6 @@ const BACKOFF: Backoff = Backoff {
 };
 /// A connection that lasted this long resets the backoff.
 const STEADY: Duration = Duration::from_secs(30);
-/// How long the WebSocket handshake may take once connected.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The bounds of one follower's connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,9 +227,6 @@ fn stream_url(base: &Url, seq: Option<i64>) -> Result<Url, String> {
     Ok(url)
 }
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// Connects to `url` through the owner's outbound policy, frames capped.
 async fn open(resolver: &Resolver, url: &Url, limits: &StreamLimits) -> Result<Socket, String> {
     let request = url
@@ -244,15 +238,10 @@ async fn open(resolver: &Resolver, url: &Url, limits: &StreamLimits) -> Result<S
         .connect_tcp(url)
         .await
         .map_err(|error| error.to_string())?;
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(limits.max_frame))
-        .max_frame_size(Some(limits.max_frame));
-    let handshake =
-        tokio_tungstenite::client_async_tls_with_config(request, stream, Some(config), None);
-    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
-        Err(_) => Err("the WebSocket handshake timed out".to_owned()),
+    match handshake(request, stream, limits.max_frame).await {
+        Err(timed_out) => Err(timed_out.to_string()),
         Ok(Err(error)) => Err(format!("the WebSocket handshake failed: {error}")),
-        Ok(Ok((socket, _))) => Ok(socket),
+        Ok(Ok(socket)) => Ok(socket),
     }
 }
 

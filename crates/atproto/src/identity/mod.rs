@@ -453,4 +453,30 @@ mod tests {
             })
         );
     }
+
+    /// On paused time, over a real loopback socket: a PLC directory that takes the request
+    /// and never answers ends the hop at its 10 s, far before a call's 60 s total.
+    #[tokio::test(start_paused = true)]
+    async fn a_did_document_never_answered_ends_at_the_hop_timeout() {
+        let port = swdesk_devnet::canary::silent().unwrap();
+        let plc = Url::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+        let config = IdentityConfig::sandbox(plc.clone(), plc);
+        let policy = NetPolicy::public().with_loopback_port(port);
+        let resolver = Resolver::new(config, Outbound::new(policy));
+        let started = tokio::time::Instant::now();
+        let asked = resolver.did_document("did:plc:ewvi7nxzyoun6zhxrhs64oiz");
+        let outcome = tokio::time::timeout(10 * HOP_TIMEOUT, asked).await;
+        let waited = started.elapsed();
+        let error = outcome
+            .unwrap_or_else(|_| panic!("still waiting after {waited:?}"))
+            .expect_err("nothing answers");
+        assert!(
+            matches!(error, IdentityError::DidUnreachable { .. }),
+            "{error:?}"
+        );
+        assert!(
+            waited >= HOP_TIMEOUT && waited < HOP_TIMEOUT + Duration::from_secs(1),
+            "{waited:?}"
+        );
+    }
 }

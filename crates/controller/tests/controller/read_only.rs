@@ -225,6 +225,43 @@ async fn a_kept_record_that_goes_or_does_not_answer_is_shown_as_such_and_the_mir
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_kept_record_that_does_not_validate_is_refused_naming_every_problem_and_the_mirror_stays()
+{
+    let (world, core) = following(nodes(&[("node-0", "deployed")], "deployed")).await;
+    let mut hostile = nodes(
+        &[("node-0", "deployed"), ("node-1", "deployed")],
+        "deployed",
+    );
+    let record = hostile.as_object_mut().unwrap();
+    record.remove("createdAt");
+    record.insert("description".into(), json!("x".repeat(20_000)));
+    hostile["contracts"][1]["name"] = json!("n".repeat(100));
+    world.repo.write_directly(GATEWAY, INFRA, RKEY, hostile);
+    world.clock.advance_seconds(90);
+    core.settle(&world).await;
+
+    let refused = shown(&world);
+    let Some(SyncState::RecordInvalid { problems }) = refused.status.sync.map(|sync| sync.state)
+    else {
+        panic!("the record is refused as invalid")
+    };
+    for field in ["createdAt", "description", "name"] {
+        assert!(problems.contains(field), "{field} is named: {problems}");
+    }
+    assert_eq!(
+        refused.spec.contracts.len(),
+        1,
+        "the last valid mirror stays"
+    );
+    assert_eq!(refused.spec.description.as_deref(), Some("nodes of dev"));
+    assert_eq!(
+        world.repo.calls().writes(),
+        0,
+        "nothing is written anywhere"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_deployed_node_entry_no_claim_names_drifts_until_a_node_claims_it() {
     let world = World::new();
     let core = Core::new(&world);

@@ -24,7 +24,7 @@ use futures_util::StreamExt as _;
 use serde::Deserialize;
 use serde_json::Map;
 use swdesk_atproto::retry::Backoff;
-use swdesk_atproto::websocket::{close_for_policy, read_failure, send_briefly};
+use swdesk_atproto::websocket::{Socket, close_for_policy, handshake, read_failure, send_briefly};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::subscribe_clusters::{
     InfoName, Message, NSID,
 };
@@ -34,7 +34,6 @@ use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message as WsMessage};
 
 use crate::connection::{Connection, refusal};
@@ -362,10 +361,6 @@ fn closed(reason: &str) -> GatewayError {
 
 /// The largest frame (and message) the feed reads: a bigger one breaks the connection.
 const MAX_FRAME: usize = 4 * 1024 * 1024;
-/// How long the WebSocket handshake may take once connected.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
-
-type Socket = WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// What a feed's socket runs over: TCP (or TLS) in the app, a pipe in unit tests.
 trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
@@ -394,16 +389,11 @@ async fn open(inner: &Connection, name: Option<&str>) -> Result<Socket, GatewayE
         inner.forget_endpoint();
         closed(&error.to_string())
     })?;
-    let limits = WebSocketConfig::default()
-        .max_message_size(Some(MAX_FRAME))
-        .max_frame_size(Some(MAX_FRAME));
-    let handshake =
-        tokio_tungstenite::client_async_tls_with_config(request, stream, Some(limits), None);
-    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)
+    let handshake = handshake(request, stream, MAX_FRAME)
         .await
-        .map_err(|_| closed("the WebSocket handshake timed out"))?;
+        .map_err(|timed_out| closed(&timed_out.to_string()))?;
     match handshake {
-        Ok((socket, _)) => Ok(socket),
+        Ok(socket) => Ok(socket),
         Err(tungstenite::Error::Http(response)) => {
             let body = response
                 .body()

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod auction;
+mod audience;
 mod drift;
 mod ends;
 mod headless;

@@ -156,7 +156,7 @@ pub fn test(paths: &Paths, args: &TestArgs) -> anyhow::Result<()> {
         deny::check(paths),
     );
     tally.check(
-        "shipped crates never depend on the sandbox",
+        "shipped crates never depend on the sandbox; libraries not on Tauri, the domain not on I/O",
         layout::check(paths),
     );
     tally.check(

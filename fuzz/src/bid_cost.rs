@@ -20,7 +20,7 @@ use swdesk_core::auction::bids::{
 };
 use swdesk_core::auction::request::Bidding;
 use swdesk_core::compute::StrongRef;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Record as _;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;
 

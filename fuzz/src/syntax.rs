@@ -14,7 +14,7 @@
 //! - a datetime that the lexicon accepts is one the domain reads (`Timestamp::parse_rfc3339`),
 //!   or one outside the years the domain holds — never a syntax error.
 
-use swdesk_core::timestamp::{Timestamp, TimestampError};
+use swdesk_kernel::timestamp::{Timestamp, TimestampError};
 use swdesk_lexicon::syntax::{self, AtUri};
 
 pub fn check(data: &[u8]) {

@@ -20,10 +20,10 @@ use swdesk_atproto::keychain::MemoryStore;
 use swdesk_controller::EngineConfig;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::market::Unconnected;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
-use swdesk_core::timestamp::Clock;
 use swdesk_devnet::{Account, SandboxPds};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::timestamp::Clock;
 use swdesk_store::random_uid;
 use swdesk_testkit::Chromium;
 

@@ -17,10 +17,10 @@ use swdesk_controller::runtime::{Action, KeyStatus, RuntimeEvent};
 use swdesk_controller::{Engine, SystemClock};
 use swdesk_core::deployment::{Deployment, record_child_name};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec};
-use swdesk_core::repo::journal::{RecordWrite, WriteListener};
 use swdesk_core::sync::SyncState;
-use swdesk_core::timestamp::{Clock, Timestamp};
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::journal::{RecordWrite, WriteListener};
+use swdesk_kernel::timestamp::{Clock, Timestamp};
+use swdesk_kernel::uri::RecordUri;
 use swdesk_store::{ObjectOf, Store, StoreError};
 use tokio::sync::{broadcast, mpsc};
 

@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
+use swdesk_kernel::timestamp::Clock as _;
 
 use crate::last_seen::{LastSeen, Seen};
 use crate::serde_name as text;
-use swdesk_core::timestamp::Clock as _;
 use swdesk_gateway::kubeconfig::{self, Minimal, Summary};
 use swdesk_gateway::{FeedEvent, Gateway, GatewayError, KubeconfigLifetime};
 use swdesk_lexicon::com::publicdomainrelay::temp::cluster::defs::Phase;
@@ -324,9 +324,9 @@ pub async fn save_kubeconfig(
 fn saved(path: &Path, summary: &Summary, lifetime: KubeconfigLifetime) -> SavedKubeconfig {
     let expires_at = (lifetime != KubeconfigLifetime::NoExpiry)
         .then(|| {
-            swdesk_core::timestamp::Timestamp::from_unix_millis(summary.not_after * 1000)
+            swdesk_kernel::timestamp::Timestamp::from_unix_millis(summary.not_after * 1000)
                 .ok()
-                .map(swdesk_core::timestamp::Timestamp::to_rfc3339)
+                .map(swdesk_kernel::timestamp::Timestamp::to_rfc3339)
         })
         .flatten();
     SavedKubeconfig {

@@ -14,9 +14,9 @@ use serde::Serialize;
 use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
 use swdesk_core::compute::{Answer, Asked, ComputeContractObject, GuestEvent, PhaseChange};
 use swdesk_core::infra::{Contract, ContractStatus, SeenChange};
-use swdesk_core::repo::Provenance;
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::Provenance;
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use url::Url;
 
 use crate::identities::Names;

@@ -23,17 +23,17 @@ use swdesk_core::collection::{
 };
 use swdesk_core::deployment::Deployment;
 use swdesk_core::index_health::IndexHealth;
-use swdesk_core::infra::DeploymentKind;
 use swdesk_core::market::Market;
 use swdesk_core::market::Unconnected;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Metadata, Object};
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::repo::journal::Journaled;
-use swdesk_core::repo::live::LiveState;
 use swdesk_core::secret::SecretVault;
 use swdesk_core::sync::Resolution;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Metadata, Object};
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::repo::journal::Journaled;
+use swdesk_kernel::repo::live::LiveState;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::text::peer_text;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::random_uid;
@@ -652,7 +652,7 @@ mod tests {
         StoreEvent {
             kind,
             name: Name::parse(name).expect("a valid name"),
-            uid: swdesk_core::object::Uid::parse("0f8e3c1a-5b2d-4c7e-9a10-2b3c4d5e6f70")
+            uid: swdesk_kernel::object::Uid::parse("0f8e3c1a-5b2d-4c7e-9a10-2b3c4d5e6f70")
                 .expect("a valid uid"),
             resource_version: 1,
             change: swdesk_store::Change::Modified,

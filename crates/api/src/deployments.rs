@@ -22,11 +22,12 @@ use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::deployment::{Deployment, SyncSummary, Writer, writer};
 use swdesk_core::infra::{
-    ContractState, DeploymentKind, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
+    ContractState, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
 };
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
@@ -672,10 +673,10 @@ pub fn owners_of_contracts<'a>(
 }
 
 /// The deployment kind of a store kind, if it is one.
-pub fn deployment_kind(kind: swdesk_core::object::Kind) -> Option<DeploymentKind> {
+pub fn deployment_kind(kind: swdesk_kernel::object::Kind) -> Option<DeploymentKind> {
     match kind {
-        swdesk_core::object::Kind::Infra => Some(DeploymentKind::Infra),
-        swdesk_core::object::Kind::EphemeralInfra => Some(DeploymentKind::EphemeralInfra),
+        swdesk_kernel::object::Kind::Infra => Some(DeploymentKind::Infra),
+        swdesk_kernel::object::Kind::EphemeralInfra => Some(DeploymentKind::EphemeralInfra),
         _ => None,
     }
 }

@@ -17,19 +17,20 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_controller::SystemClock;
 use swdesk_core::index_health::IndexHealth;
-use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
-use swdesk_core::name::Name;
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::sync::Resolution;
-use swdesk_core::timestamp::Clock;
 use swdesk_gateway::{Gateway, GatewayClient, GatewayClientConfig};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_store::{Store, StoreError};
 use tokio::sync::broadcast;
 
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Account, Browser, PdsRepo};
 use swdesk_controller::EngineConfig;
-use swdesk_core::repo::{RecordRepo, StoredRecord};
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::{RecordRepo, StoredRecord};
+use swdesk_kernel::uri::RecordUri;
 use tokio::sync::Mutex;
 
 use crate::activity::SyncView;

@@ -5,10 +5,12 @@
 //! write through here. A deployment followed read-only (another account keeps its record) takes
 //! no intent at all ([`refuse_read_only`]).
 
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+
 use crate::error_code::ErrorCode;
 use swdesk_core::deployment::{Deployment, Writer, writer};
-use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
-use swdesk_core::name::Name;
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_lexicon::Problem;
 use swdesk_store::{ObjectOf, Store, StoreError};
 

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::clusters::SavedKubeconfig;
 use crate::private_json;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::private_json;
 

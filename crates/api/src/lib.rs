@@ -56,9 +56,9 @@ pub use network::{DemoAccount, Network, NetworkError};
 pub use session::{SessionError, SessionView, Sessions};
 pub use swdesk_atproto::{Account, SystemBrowser};
 pub use swdesk_core::index_health::IndexHealth;
-pub use swdesk_core::infra::DeploymentKind;
-pub use swdesk_core::name::Name;
 pub use swdesk_core::sync::Resolution;
+pub use swdesk_kernel::deployment_kind::DeploymentKind;
+pub use swdesk_kernel::name::Name;
 pub use swdesk_lexicon::Problem;
 
 /// The serde name of a unit enum value (`staged`, `Ready`, ...): how the window names phases.

@@ -20,11 +20,11 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use swdesk_core::cluster_nodes::{self, NodeClaim, claim, node_disagreements};
 use swdesk_core::infra::{ContractNode, ContractStatus, InfraSpec, InfraStatus, RecordBinding};
-use swdesk_core::name::{Name, free_name};
-use swdesk_core::object::{Metadata, Object};
 use swdesk_core::sync::SyncMode;
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::name::{Name, free_name};
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_store::{ObjectOf, Store, StoreError};
 
 use crate::clusters::{ClusterRow, NodeRow};
@@ -315,8 +315,8 @@ fn contract_view(status: &ContractStatus, nodes: &[NodeRow]) -> NodeContractView
 
 #[cfg(test)]
 mod tests {
-    use swdesk_core::rollup::ContractPhase;
     use swdesk_core::sync::{SyncState, SyncStatus};
+    use swdesk_kernel::rollup::ContractPhase;
 
     use super::*;
 

@@ -9,9 +9,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use swdesk_core::declaration::rules::record_problems;
 use swdesk_core::deployment::{Deployment, RecordFacts};
-use swdesk_core::infra::{DeploymentKind, EphemeralInfraSpec, InfraSpec};
-use swdesk_core::name::Name;
-use swdesk_core::repo::StoredRecord;
+use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::repo::StoredRecord;
 use swdesk_store::{Store, StoreError};
 
 /// The record of a deployment, read from the repo now.

@@ -10,9 +10,10 @@
 
 use serde::Serialize;
 use swdesk_core::compute::ComputeContractStatus;
-use swdesk_core::infra::{DeploymentKind, InfraSpec};
-use swdesk_core::name::Name;
+use swdesk_core::infra::InfraSpec;
 use swdesk_core::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
 use swdesk_lexicon::problem::Problem;
 use swdesk_store::Store;
 

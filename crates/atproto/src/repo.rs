@@ -6,12 +6,12 @@
 //! PDS refuses (`InvalidSwap`) is read back so the error carries the cid that is there now.
 
 use serde_json::{Value, json};
-use swdesk_core::repo::{
+use swdesk_kernel::repo::{
     ProvenRecord, Provenance, RecordPage, RecordRepo, RepoError, StoredRecord, Swap, Written,
     check_write,
 };
-use swdesk_core::rkey::Rkey;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_net::{BodyError, Limit, Outbound, read_bytes, read_error};
 use url::Url;
 

@@ -1,4 +1,4 @@
-//! Core's retry rule (`swdesk_core::retry`) applied to HTTP answers: the [`Fault`] of a status
+//! Core's retry rule (`swdesk_kernel::retry`) applied to HTTP answers: the [`Fault`] of a status
 //! and its headers, what a client error was ([`failure_of`]: a request that could not be built
 //! or that the owner's policy refused never heals), and the jittered wait before the next
 //! attempt. Every network crate (the
@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use rand_core::{OsRng, RngCore as _};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
-pub use swdesk_core::retry::{Backoff, Failure, Fault, transient_status};
+pub use swdesk_kernel::retry::{Backoff, Failure, Fault, transient_status};
 
 /// The fault of an answer with `status` and `headers` (its `Retry-After`, if any).
 pub fn fault_of(status: StatusCode, headers: &HeaderMap) -> Fault {

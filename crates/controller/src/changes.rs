@@ -14,9 +14,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use swdesk_core::infra::DeploymentKind;
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::repo::live::{FeedCursor, LiveState, RepoFeed, RepoOp};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::repo::live::{FeedCursor, LiveState, RepoFeed, RepoOp};
 use swdesk_store::Store;
 use tokio::sync::{mpsc, watch};
 

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use swdesk_core::deployment::RecordError;
-use swdesk_core::name::Name;
-use swdesk_core::repo::{RecordRepo, RepoError};
-use swdesk_core::retry::{Backoff, Fault};
-use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::repo::{RecordRepo, RepoError};
+use swdesk_kernel::retry::{Backoff, Fault};
+use swdesk_kernel::timestamp::{Clock, Timestamp};
 use swdesk_store::{ObjectOf, Resource, Store, StoreError};
 
 use crate::runtime::Action;

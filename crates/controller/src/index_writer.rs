@@ -25,11 +25,12 @@ use swdesk_core::index::{
     self as index_rules, Absences, EntryKey, IndexChange, IndexError, LiveEntry,
 };
 use swdesk_core::index_health::IndexHealth;
-use swdesk_core::infra::{DeploymentKind, EndReason};
-use swdesk_core::repo::{RecordRepo, RepoError, Swap};
-use swdesk_core::rkey::{RESERVED, Rkey};
-use swdesk_core::timestamp::{Clock, Timestamp};
-use swdesk_core::uri::RecordUri;
+use swdesk_core::infra::EndReason;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::repo::{RecordRepo, RepoError, Swap};
+use swdesk_kernel::rkey::{RESERVED, Rkey};
+use swdesk_kernel::timestamp::{Clock, Timestamp};
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::{Infra, Record as _};
 use tokio::sync::{Notify, oneshot, watch};
 

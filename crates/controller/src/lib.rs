@@ -21,4 +21,4 @@ pub mod runtime;
 pub use changes::LiveFeed;
 pub use context::{Context, ReconcileError};
 pub use engine::{Engine, EngineConfig};
-pub use swdesk_core::timestamp::SystemClock;
+pub use swdesk_kernel::timestamp::SystemClock;

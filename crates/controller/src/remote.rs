@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::repo::{RecordRepo, RepoError};
+use swdesk_kernel::repo::{RecordRepo, RepoError};
 use tokio::time::Instant;
 
 /// Records fetched per page.

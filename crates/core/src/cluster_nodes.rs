@@ -15,11 +15,12 @@
 
 use std::collections::BTreeSet;
 
-use crate::drift::{Drift, DriftKind};
+use swdesk_kernel::drift::{Drift, DriftKind};
+use swdesk_kernel::object::Metadata;
+use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::timestamp::Timestamp;
+
 use crate::infra::{ContractNode, ContractStatus, InfraSpec};
-use crate::object::Metadata;
-use crate::rollup::ContractPhase;
-use crate::timestamp::Timestamp;
 
 /// The label naming the tenant cluster whose nodes an Infra holds (the gateway labels its own
 /// Infra so; the desk labels the object that follows it the same way).

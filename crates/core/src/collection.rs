@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::infra::DeploymentKind;
+use swdesk_kernel::deployment_kind::DeploymentKind;
 
 /// The label that marks a deployment as following a record another device writes.
 pub const FOLLOWER_LABEL: &str = "infra.socialweb.computer/follower";

@@ -10,24 +10,25 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::{LabelError, Name};
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::computer::socialweb::infra::{Status, StatusPhase};
 use swdesk_lexicon::{EphemeralInfra, Infra, Record};
 
 use crate::collection::FOLLOWER_LABEL;
 use crate::declaration::{Declaration, DeclarationHash};
 use crate::infra::{
-    ContractStatus, DeploymentKind, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus,
-    InfraSpec, InfraStatus, RecordBinding,
+    ContractStatus, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec,
+    InfraStatus, RecordBinding,
 };
 use crate::lifecycle::{self, EphemeralFacts};
-use crate::name::{LabelError, Name};
-use crate::object::{Metadata, Object};
 use crate::publish;
 use crate::resource::Resource;
-use crate::rollup::{ContractPhase, ObjectPhase};
 use crate::sync::{SyncMode, SyncState};
-use crate::timestamp::Timestamp;
-use crate::uri::RecordUri;
 
 /// A record of a deployment's kind that cannot be read or written as that kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -383,7 +384,7 @@ mod tests {
     use super::SyncSummary;
     use crate::infra::InfraStatus;
     use crate::sync::{SyncState, SyncStatus};
-    use crate::timestamp::Timestamp;
+    use swdesk_kernel::timestamp::Timestamp;
 
     fn summary_of(state: SyncState) -> SyncSummary {
         let status = InfraStatus {

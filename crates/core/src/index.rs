@@ -26,16 +26,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::computer::socialweb::infra::{
     DeploymentCollection, Index, IndexEnded, IndexEntry, IndexEntryWriter,
 };
 use swdesk_lexicon::{Infra, Record as _};
 use thiserror::Error;
 
-use crate::infra::{DeploymentKind, EndReason};
+use crate::infra::EndReason;
 use crate::publish::record_end_reason;
-use crate::rkey::Rkey;
-use crate::timestamp::Timestamp;
 
 /// The most live entries.
 pub const MAX_LIVE: usize = 256;

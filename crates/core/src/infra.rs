@@ -11,17 +11,17 @@
 //! are set together, once; `status.expiresAt` is set on EphemeralInfra only.
 
 use serde::{Deserialize, Serialize};
+use swdesk_kernel::drift::Drift;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 
 use crate::declaration::types::DeclarationHash;
-use crate::drift::Drift;
-use crate::name::Name;
-use crate::object::{Kind, Object};
-use crate::rkey::Rkey;
-use crate::rollup::{ContractPhase, ObjectPhase};
 use crate::secret::SecretRef;
 use crate::sync::{SyncMode, SyncStatus};
-use crate::timestamp::Timestamp;
-use crate::uri::RecordUri;
 
 pub use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};
 
@@ -29,40 +29,6 @@ pub use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
 /// The shortest lifetime an EphemeralInfra may have.
 pub const MIN_TTL_SECONDS: u64 = 60;
-
-/// The two deployment kinds and their record collections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum DeploymentKind {
-    /// `computer.socialweb.infra`.
-    Infra,
-    /// `computer.socialweb.ephemeralInfra`.
-    EphemeralInfra,
-}
-
-impl DeploymentKind {
-    /// The record collection NSID.
-    pub fn collection(self) -> &'static str {
-        match self {
-            Self::Infra => swdesk_lexicon::computer::socialweb::infra::NSID,
-            Self::EphemeralInfra => swdesk_lexicon::computer::socialweb::ephemeral_infra::NSID,
-        }
-    }
-
-    /// The kind whose records live in `collection`.
-    pub fn from_collection(collection: &str) -> Option<Self> {
-        [Self::Infra, Self::EphemeralInfra]
-            .into_iter()
-            .find(|kind| kind.collection() == collection)
-    }
-
-    /// The object kind.
-    pub fn kind(self) -> Kind {
-        match self {
-            Self::Infra => Kind::Infra,
-            Self::EphemeralInfra => Kind::EphemeralInfra,
-        }
-    }
-}
 
 /// `spec.record`: how the object is bound to its record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,11 +175,12 @@ pub struct ContractStatus {
     /// What it waits for, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// What drifted and since when, while it does ([`crate::drift`]); local, never published.
+    /// What drifted and since when, while it does ([`swdesk_kernel::drift`]); local, never
+    /// published.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::drift::stored"
+        deserialize_with = "swdesk_kernel::drift::stored"
     )]
     pub drift: Option<Drift>,
 }
@@ -305,16 +272,5 @@ mod tests {
             serde_json::to_value(&spec).unwrap()["contracts"][0]["gpu"],
             "a100"
         );
-    }
-
-    #[test]
-    fn each_deployment_kind_finds_itself_by_its_collection() {
-        for kind in [DeploymentKind::Infra, DeploymentKind::EphemeralInfra] {
-            assert_eq!(
-                DeploymentKind::from_collection(kind.collection()),
-                Some(kind)
-            );
-        }
-        assert_eq!(DeploymentKind::from_collection("app.bsky.feed.post"), None);
     }
 }

@@ -42,10 +42,11 @@
 
 use std::time::Duration;
 
+use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::timestamp::Timestamp;
+
 use crate::compute::{ComputeContractSpec, ComputeContractStatus, ComputePhase};
 use crate::infra::{Contract, ContractState, ContractStatus, EndReason, EndWhen};
-use crate::rollup::ContractPhase;
-use crate::timestamp::Timestamp;
 
 /// What to do about one contract's ComputeContract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -249,9 +250,9 @@ pub fn may_write_final<'a>(contracts: impl IntoIterator<Item = &'a ComputeContra
 mod tests {
     use super::*;
     use crate::compute::{DeploymentRef, StrongRef};
-    use crate::infra::DeploymentKind;
-    use crate::name::Name;
     use ContractAction::*;
+    use swdesk_kernel::deployment_kind::DeploymentKind;
+    use swdesk_kernel::name::Name;
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_millis(seconds * 1000).unwrap()

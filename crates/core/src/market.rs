@@ -11,10 +11,10 @@
 
 use std::future::Future;
 
+use swdesk_kernel::timestamp::Timestamp;
 use thiserror::Error;
 
 use crate::compute::{ComputeContractObject, ComputeContractStatus, ComputePhase};
-use crate::timestamp::Timestamp;
 
 /// Why the market could not advance a contract.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 
 /// The shortest time between two status-only writes of one record.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(60);

@@ -11,6 +11,8 @@
 //! record this version does not know are kept (read-modify-write loses nothing). A pull
 //! changes only the declaration of a spec, never its binding or local-only fields.
 
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::computer::socialweb::ephemeral_infra::EphemeralInfraEndWhen;
 use swdesk_lexicon::computer::socialweb::infra::{
     ContractStatus as RecordContractStatus, ContractStatusPhase, EndReason as RecordEndReason,
@@ -25,8 +27,6 @@ use crate::infra::{
     ContractStatus, EndReason, EndWhen, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec,
     InfraStatus,
 };
-use crate::rollup::{ContractPhase, ObjectPhase};
-use crate::timestamp::Timestamp;
 
 /// The Infra record for `spec` and `status`, keeping unknown fields of `previous`.
 pub fn infra_record(
@@ -217,9 +217,9 @@ fn record_end_when(end_when: EndWhen) -> EphemeralInfraEndWhen {
 mod tests {
     use super::*;
     use crate::declaration::record_problems;
-    use crate::infra::DeploymentKind;
     use crate::secret::SecretRef;
     use serde_json::json;
+    use swdesk_kernel::deployment_kind::DeploymentKind;
     use swdesk_lexicon::Record;
 
     fn at(text: &str) -> Timestamp {

@@ -8,11 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::infra::DeploymentKind;
-use crate::object::Object;
-use crate::retry::{Backoff, Fault};
-use crate::rkey::Rkey;
-use crate::timestamp::Timestamp;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::retry::{Backoff, Fault};
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::Timestamp;
 
 /// What deleting the object does to the repo record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -8,11 +8,11 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use swdesk_kernel::object::{Kind, Object};
 
 use crate::collection::{CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec};
 use crate::compute::{ComputeContractSpec, ComputeContractStatus};
 use crate::infra::{EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus};
-use crate::object::{Kind, Object};
 use crate::record::{AtprotoRecordSpec, AtprotoRecordStatus};
 
 /// A spec type that the store keeps objects of: its kind and its status type.

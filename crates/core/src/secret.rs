@@ -15,9 +15,9 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::auction::trust::RecordCheck;
-use crate::timestamp::Timestamp;
 
 /// Where a secret lives and who receives it. Holds no value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -7,8 +7,9 @@
 //! Invariants: a change is noted only when a contract's phase differs from the one shown
 //! before (or the contract is new); the newest [`MAX_SEEN`] are kept, oldest dropped first.
 
+use swdesk_kernel::timestamp::Timestamp;
+
 use crate::infra::{ContractStatus, SeenChange};
-use crate::timestamp::Timestamp;
 
 /// How many seen changes a follower keeps.
 pub const MAX_SEEN: usize = 64;
@@ -39,7 +40,7 @@ pub fn note(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rollup::ContractPhase;
+    use swdesk_kernel::rollup::ContractPhase;
 
     fn contract(name: &str, phase: ContractPhase) -> ContractStatus {
         ContractStatus {

@@ -28,10 +28,10 @@
 //! adopting an existing, different record through `spec.record.uri`: the user chooses.
 
 use serde::{Deserialize, Serialize};
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::declaration::types::{DeclarationHash, GenesisChange};
-use crate::rkey::Rkey;
-use crate::timestamp::Timestamp;
 
 /// `spec.record.sync`: which way declarations flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use serde_json::Value;
 use swdesk_core::declaration::{
     index_record_problems, object_problems, parse_object, record_problems,
 };
-use swdesk_core::infra::DeploymentKind;
+use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_lexicon::Problem;
 
 #[derive(Debug, Deserialize)]

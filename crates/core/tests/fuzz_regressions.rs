@@ -8,7 +8,7 @@ use serde_json::json;
 use swdesk_core::auction::bids::{Auction, ReceivedBid, Refusal, admit};
 use swdesk_core::auction::request::Bidding;
 use swdesk_core::compute::StrongRef;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 
 const RFP: &str = "at://did:plc:owner/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2b";
 const CID: &str = "bafyreid3imdulnhgeytpf6uk7zahjvrsqlofkmm5b5ub2maw4kqus6jp4i";

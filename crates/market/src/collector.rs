@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use swdesk_core::compute::StrongRef;
-use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_kernel::timestamp::{Clock, Timestamp};
 use tokio::sync::Notify;
 
 use crate::peers::{PeerError, Peers};

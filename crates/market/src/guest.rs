@@ -15,9 +15,9 @@ use swdesk_atproto::attestation::{SignatureCheck, verified_signers};
 use swdesk_core::auction::flow::Held;
 use swdesk_core::auction::trust::KeyBinding;
 use swdesk_core::compute::{GuestEvent, StrongRef};
-use swdesk_core::repo::StoredRecord;
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::StoredRecord;
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::on_network;
 
 /// The NSID prefix cut from an event's kind.

@@ -19,7 +19,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use swdesk_atproto::plc::Listing;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::peers::Peers;
 

@@ -14,10 +14,10 @@ use serde_json::Value;
 use swdesk_atproto::attestation::SignatureCheck;
 pub use swdesk_core::auction::trust::KeyBinding;
 use swdesk_core::auction::trust::{KeyDirectory, bind};
-use swdesk_core::repo::{RecordRepo, RepoError, Swap};
-use swdesk_core::rkey::Rkey;
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::{RecordRepo, RepoError, Swap};
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key::{self, BadgeBlueKey};
 
 use crate::peers::Peers;
@@ -157,7 +157,7 @@ fn record_key(did_key: &str) -> Result<Rkey, KeyError> {
 mod tests {
     use super::*;
     use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record, verified_keys};
-    use swdesk_core::repo::memory::MemoryRepo;
+    use swdesk_kernel::repo::memory::MemoryRepo;
 
     const OWNER: &str = "did:plc:owner";
 

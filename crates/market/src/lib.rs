@@ -27,4 +27,4 @@ pub mod status;
 
 pub use peers::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
 pub use requester::{RequesterMarket, Settings};
-pub use swdesk_core::timestamp::SystemClock;
+pub use swdesk_kernel::timestamp::SystemClock;

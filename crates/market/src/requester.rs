@@ -48,12 +48,12 @@ use swdesk_core::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
 use swdesk_core::market::{Market, MarketError};
-use swdesk_core::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
-use swdesk_core::retry::Fault;
-use swdesk_core::rkey::Rkey;
 use swdesk_core::secret::SecretVault;
-use swdesk_core::timestamp::{Clock, SystemClock, Timestamp};
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
+use swdesk_kernel::retry::Fault;
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::{Clock, SystemClock, Timestamp};
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
@@ -1099,11 +1099,12 @@ mod tests {
     use swdesk_core::auction::bids::FREE_TERMS_NSID;
     use swdesk_core::auction::request::Bidding;
     use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
-    use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
-    use swdesk_core::name::Name;
-    use swdesk_core::object::{Metadata, Object, Uid};
-    use swdesk_core::repo::memory::MemoryRepo;
+    use swdesk_core::infra::{Contract, ContractState};
     use swdesk_core::secret::{SecretRef, SecretsStatus};
+    use swdesk_kernel::deployment_kind::DeploymentKind;
+    use swdesk_kernel::name::Name;
+    use swdesk_kernel::object::{Metadata, Object, Uid};
+    use swdesk_kernel::repo::memory::MemoryRepo;
     use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
     use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
     use swdesk_lexicon::computer::socialweb::secret::guest_key;

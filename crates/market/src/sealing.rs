@@ -22,10 +22,10 @@ use age::x25519::Recipient;
 use serde_json::Value;
 use swdesk_core::auction::flow::Held;
 use swdesk_core::auction::trust::RecordCheck;
-use swdesk_core::repo::StoredRecord;
 use swdesk_core::secret::{GuestKey, MAX_SECRET_BYTES, SecretValue};
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::StoredRecord;
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::computer::socialweb::secret::guest_key;
 use swdesk_lexicon::text::peer_text;
 
@@ -138,7 +138,7 @@ mod tests {
     use serde_json::json;
     use swdesk_core::auction::trust::KeyBinding;
     use swdesk_core::compute::StrongRef;
-    use swdesk_core::repo::Provenance;
+    use swdesk_kernel::repo::Provenance;
 
     use super::*;
 

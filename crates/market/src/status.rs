@@ -146,8 +146,8 @@ mod tests {
     use swdesk_core::auction::request::Bidding;
     use swdesk_core::auction::trust::RecordCheck;
     use swdesk_core::compute::{ComputePhase, StrongRef};
-    use swdesk_core::repo::Provenance;
-    use swdesk_core::timestamp::Timestamp;
+    use swdesk_kernel::repo::Provenance;
+    use swdesk_kernel::timestamp::Timestamp;
 
     fn held() -> Held {
         Held {

@@ -3,7 +3,7 @@
 //! kind of transaction as every object, so a kept cursor is on disk before the call returns.
 
 use rusqlite::{Connection, OptionalExtension as _, params};
-use swdesk_core::repo::live::FeedCursor;
+use swdesk_kernel::repo::live::FeedCursor;
 
 use crate::error::StoreError;
 

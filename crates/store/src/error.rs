@@ -4,8 +4,8 @@
 //! Invariant: a conflict always carries the version the store holds, so the caller can tell a
 //! stale read from a missing object without another query.
 
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Uid};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Uid};
 use thiserror::Error;
 
 /// Why a store operation failed.

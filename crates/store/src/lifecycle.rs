@@ -12,9 +12,9 @@
 
 use rusqlite::Connection;
 use serde_json::Value;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Uid};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Uid};
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::error::StoreError;
 use crate::row::{self, Raw};
@@ -316,7 +316,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
-    use swdesk_core::object::Metadata;
+    use swdesk_kernel::object::Metadata;
 
     fn raw(spec: Value) -> Raw {
         let name = Name::parse("web").unwrap();

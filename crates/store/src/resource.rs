@@ -4,8 +4,8 @@
 //! Invariant: the text of a kind in the database (`kind_text`) never changes once written; it
 //! does not follow serde renames of [`Kind`].
 
-use swdesk_core::object::Kind;
 pub use swdesk_core::resource::{ObjectOf, Resource};
+use swdesk_kernel::object::Kind;
 
 /// Every kind, in the order of [`Kind`].
 const KINDS: [Kind; 6] = [

@@ -9,9 +9,9 @@
 use rusqlite::{Connection, Params, Row, params};
 use serde::Serialize;
 use serde_json::Value;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Metadata, Uid};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Metadata, Uid};
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::error::StoreError;
 use crate::resource::{kind_from_text, kind_text};

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, Params, TransactionBehavior, params};
 use serde::Serialize;
 use serde_json::Value;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Object, Uid};
-use swdesk_core::repo::live::FeedCursor;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Object, Uid};
+use swdesk_kernel::repo::live::FeedCursor;
+use swdesk_kernel::timestamp::Timestamp;
 use tokio::sync::{Semaphore, broadcast};
 
 use crate::cursor;

@@ -1,7 +1,7 @@
 //! New object uids: 16 bytes from the operating system's random source, so an object made
 //! again under the same name (or on another device) never shares its predecessor's uid.
 
-use swdesk_core::object::Uid;
+use swdesk_kernel::object::Uid;
 
 use crate::StoreError;
 

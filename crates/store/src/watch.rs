@@ -13,8 +13,8 @@
 //!   `RecvError::Lagged`: events were lost, and it must list again (relist every kind it
 //!   watches) and carry on from there. Events are hints to reconcile, never the state itself.
 
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Metadata, Uid};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Metadata, Uid};
 
 /// How many events a receiver may fall behind before it lags and must relist.
 pub const WATCH_CAPACITY: usize = 1024;

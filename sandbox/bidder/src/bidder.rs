@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, sign_record};
 use swdesk_atproto::identity::Resolver;
 use swdesk_core::compute::StrongRef;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 use url::Url;
 

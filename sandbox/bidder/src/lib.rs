@@ -118,7 +118,7 @@ impl RunningBidder {
     /// Deletes its receipt `receipt` from its repo, as a provider that dropped the guest
     /// might: the drift tests' control.
     pub async fn delete_receipt(&self, receipt: &StrongRef) -> Result<(), String> {
-        let uri = swdesk_core::uri::RecordUri::parse(&receipt.uri).map_err(|e| e.to_string())?;
+        let uri = swdesk_kernel::uri::RecordUri::parse(&receipt.uri).map_err(|e| e.to_string())?;
         self.bidder
             .account
             .delete_record(uri.collection(), &uri.rkey().to_string())

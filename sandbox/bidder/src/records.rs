@@ -19,7 +19,7 @@ use swdesk_atproto::attestation::SignatureCheck;
 use swdesk_atproto::identity::{IdentityError, Resolver};
 use swdesk_core::auction::trust::{KeyDirectory, bind};
 use swdesk_core::compute::StrongRef;
-use swdesk_core::retry::transient_status;
+use swdesk_kernel::retry::transient_status;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
 use swdesk_lexicon::syntax::AtUri;
 

@@ -16,13 +16,14 @@ use swdesk_core::compute::{
     Bid, ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
     DeploymentRef, GuestEvent, PhaseChange, StrongRef,
 };
-use swdesk_core::infra::{ContractStatus, DeploymentKind, InfraSpec};
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Metadata, Object, OwnerRef, Uid};
-use swdesk_core::repo::Provenance;
-use swdesk_core::rollup::ContractPhase;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_core::infra::{ContractStatus, InfraSpec};
 use swdesk_devnet::SandboxPds;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Metadata, Object, OwnerRef, Uid};
+use swdesk_kernel::repo::Provenance;
+use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_store::Store;
 use url::Url;
 

@@ -8,9 +8,9 @@ use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::name::Name;
-use swdesk_core::repo::{RecordRepo, Swap};
-use swdesk_core::rkey::Rkey;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::repo::{RecordRepo, Swap};
+use swdesk_kernel::rkey::Rkey;
 
 use crate::session::{network, signed_in};
 use crate::support::{

@@ -10,9 +10,10 @@ use swdesk_api::node_infra;
 use swdesk_api::secrets;
 use swdesk_core::collection::FOLLOWER_LABEL;
 use swdesk_core::deployment::SyncSummary;
-use swdesk_core::infra::{ContractState, DeploymentKind, EphemeralInfraSpec, InfraSpec};
-use swdesk_core::name::Name;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_core::infra::{ContractState, EphemeralInfraSpec, InfraSpec};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_store::Store;
 use swdesk_testkit::store_file;
 

@@ -18,8 +18,8 @@ use swdesk_api::controller::{AccountController, store_path};
 use swdesk_api::{Network, SessionView, Sessions};
 use swdesk_atproto::identity::Resolver;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::timestamp::Clock as _;
 use swdesk_devnet::{FaultProxy, Hold};
+use swdesk_kernel::timestamp::Clock as _;
 use swdesk_store::Store;
 
 use crate::faults::{PUT_RECORD, pds_behind_proxy};
@@ -204,7 +204,7 @@ async fn killed_at_each_step_of_a_write_the_restarted_app_loses_and_doubles_noth
 
     controller.stop().await;
     let now = swdesk_controller::SystemClock.now();
-    let web = swdesk_core::name::Name::parse("web").unwrap();
+    let web = swdesk_kernel::name::Name::parse("web").unwrap();
     world.store().delete::<InfraSpec>(&web, now).unwrap();
     world.kill_at(r#""rkey":"web""#, Hold::AfterThePds).await;
     let ended = public_record(&pds_url, &world.did, "web").await.unwrap();

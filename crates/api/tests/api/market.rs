@@ -9,10 +9,10 @@ use swdesk_api::controller::{AccountController, MarketAccess};
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::Resolver;
 use swdesk_core::infra::{ContractState, InfraSpec};
-use swdesk_core::object::{Metadata, Object};
-use swdesk_core::rollup::ContractPhase;
 use swdesk_core::sync::SyncState;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_market::OfferingSource;
 use swdesk_net::Outbound;
 
@@ -55,7 +55,7 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
     .unwrap();
     let object: Object<InfraSpec, _> = Object {
         metadata: Metadata::new(
-            swdesk_core::name::Name::parse("rented").unwrap(),
+            swdesk_kernel::name::Name::parse("rented").unwrap(),
             swdesk_store::random_uid().unwrap(),
             swdesk_controller::SystemClock.now(),
         ),

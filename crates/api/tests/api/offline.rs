@@ -12,10 +12,10 @@ use swdesk_api::controller::AccountController;
 use swdesk_atproto::PdsRepo;
 use swdesk_atproto::xrpc::XrpcRequest;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::name::Name;
-use swdesk_core::repo::counted::Counted;
 use swdesk_core::sync::SyncState;
 use swdesk_devnet::SandboxPds;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::repo::counted::Counted;
 
 use crate::session::{NoBrowser, network_of, sessions, signed_in};
 use crate::support::{

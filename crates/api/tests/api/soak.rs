@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use swdesk_api::controller::AccountController;
 use swdesk_core::infra::{Contract, ContractState, InfraSpec};
-use swdesk_core::name::Name;
-use swdesk_core::timestamp::Clock as _;
 use swdesk_devnet::Fault;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::timestamp::Clock as _;
 
 use crate::faults::{PUT_RECORD, pds_behind_proxy};
 use crate::session::{network_of, signed_in};

@@ -9,10 +9,10 @@ use swdesk_api::controller::AccountController;
 use swdesk_controller::EngineConfig;
 use swdesk_controller::runtime::ControllerConfig;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
 use swdesk_core::sync::SyncState;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::timestamp::Clock;
 use swdesk_store::random_uid;
 use swdesk_store::{ObjectOf, Store, StoreError};
 

@@ -22,8 +22,8 @@
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use swdesk_core::repo::live::{FeedCursor, LiveState, RepoFeed};
-use swdesk_core::retry::Backoff;
+use swdesk_kernel::repo::live::{FeedCursor, LiveState, RepoFeed};
+use swdesk_kernel::retry::Backoff;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

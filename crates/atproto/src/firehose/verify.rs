@@ -6,7 +6,7 @@
 //! delete's key is shown absent. A commit that fails any check is refused whole, naming why.
 
 use cid::Cid;
-use swdesk_core::repo::live::{OpRecord, RepoOp};
+use swdesk_kernel::repo::live::{OpRecord, RepoOp};
 
 use super::frame::{Action, CommitFrame};
 use crate::did_key::PublicKey;

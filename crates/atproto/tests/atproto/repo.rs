@@ -10,9 +10,9 @@ use swdesk_atproto::did_key::PublicKey;
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::SessionStore;
 use swdesk_atproto::proof::{self, ProofError};
-use swdesk_core::repo::{Provenance, RecordRepo, RepoError, Swap};
-use swdesk_core::rkey::Rkey;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::repo::{Provenance, RecordRepo, RepoError, Swap};
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::uri::RecordUri;
 
 use swdesk_testkit::Sandbox;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -15,8 +15,8 @@ use swdesk_core::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
 };
 use swdesk_core::market::{Market, MarketError};
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::context::{Context, ReconcileError};
 use crate::runtime::finalizer::CleanupProgress;

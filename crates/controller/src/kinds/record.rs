@@ -24,10 +24,10 @@
 //! collection ([`swdesk_core::record::deletes_from_repo`]); every outcome of a write is in the
 //! status (`uri`, `cid`, `lastWriteAt`, `error`).
 
-use swdesk_core::object::Kind;
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, WriteRetry, deletes_from_repo};
-use swdesk_core::repo::{RecordRepo, RepoError, Swap};
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::object::Kind;
+use swdesk_kernel::repo::{RecordRepo, RepoError, Swap};
+use swdesk_kernel::uri::RecordUri;
 
 use swdesk_store::StoreError;
 
@@ -130,7 +130,7 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         &self,
         object: &AtprotoRecordObject,
         swap: Swap,
-    ) -> Result<swdesk_core::repo::Written, RepoError> {
+    ) -> Result<swdesk_kernel::repo::Written, RepoError> {
         let spec = &object.spec;
         let repo = self.context.repo();
         let written = repo
@@ -248,7 +248,7 @@ pub const KIND: Kind = Kind::AtprotoRecord;
 struct Written {
     uri: String,
     cid: String,
-    at: swdesk_core::timestamp::Timestamp,
+    at: swdesk_kernel::timestamp::Timestamp,
 }
 
 impl Written {

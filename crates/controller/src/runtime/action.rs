@@ -1,12 +1,12 @@
 //! [`Action`], what a reconcile asks of the runtime once it is done, and how the default error
-//! policy turns core's [`Backoff`] (the app's one retry rule, `swdesk_core::retry`) into one.
+//! policy turns core's [`Backoff`] (the app's one retry rule, `swdesk_kernel::retry`) into one.
 //! The runtime's own backoff has no jitter: one desktop app retries its own objects, and a
 //! deterministic schedule is easier to show and to test; calls to other parties add jitter
 //! where they are made.
 
 use std::time::Duration;
 
-pub use swdesk_core::retry::Backoff;
+pub use swdesk_kernel::retry::Backoff;
 
 /// What the runtime does with a key after its reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
 use thiserror::Error;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::{JoinError, JoinHandle};

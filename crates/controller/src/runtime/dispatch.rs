@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::{self, AbortHandle, JoinError, JoinSet};
 use tokio::time::{Instant, sleep_until, timeout_at};

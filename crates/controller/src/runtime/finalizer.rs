@@ -13,7 +13,7 @@
 //! write itself triggers the next run (unlike running apply at once on the stale object, this
 //! never makes a write conflict on the old version).
 
-use swdesk_core::object::Metadata;
+use swdesk_kernel::object::Metadata;
 use thiserror::Error;
 
 use super::action::Action;

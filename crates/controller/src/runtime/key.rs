@@ -6,8 +6,8 @@
 
 use std::fmt;
 
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
 
 /// The kind and name of one object (names are unique per kind).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

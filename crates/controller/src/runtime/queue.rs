@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
-use swdesk_core::name::Name;
+use swdesk_kernel::name::Name;
 use tokio::time::Instant;
 
 use super::config::Debounce;

@@ -10,7 +10,7 @@ use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
 
-use swdesk_core::name::Name;
+use swdesk_kernel::name::Name;
 
 use super::action::{Action, Backoff};
 use super::key::ObjectKey;

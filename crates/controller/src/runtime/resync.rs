@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use swdesk_core::object::Kind;
+use swdesk_kernel::object::Kind;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::{MissedTickBehavior, interval};
 

@@ -1,7 +1,7 @@
 //! [`ShutdownReport`], what a controller's shutdown left behind: the loop (`dispatch`) writes
 //! it and the handle (`controller`) hands it back, so it sits below both.
 
-use swdesk_core::name::Name;
+use swdesk_kernel::name::Name;
 
 /// What a shutdown left behind; every list in name order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

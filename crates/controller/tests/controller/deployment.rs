@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 use swdesk_controller::kinds::deployment::resolve_conflict;
 use swdesk_controller::runtime::{ObjectKey, Reconciler};
 use swdesk_core::infra::{Contract, ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
-use swdesk_core::object::Object;
 use swdesk_core::record::AtprotoRecordSpec;
-use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_core::sync::{Resolution, SyncState};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
 use swdesk_store::ObjectOf;
 
 use crate::support::{Core, OWNER, World};
@@ -372,7 +372,7 @@ async fn a_record_that_does_not_read_as_a_deployment_is_shown_and_never_overwrit
         .write_directly(OWNER, INFRA, "web", broken.clone());
     let mut object = infra(&world, "web", "mine", vec![]);
     object.spec.record.uri =
-        Some(swdesk_core::uri::RecordUri::parse(&format!("at://{OWNER}/{INFRA}/web")).unwrap());
+        Some(swdesk_kernel::uri::RecordUri::parse(&format!("at://{OWNER}/{INFRA}/web")).unwrap());
     world.store.replace::<InfraSpec>(&object).unwrap();
     core.settle(&world).await;
 

@@ -6,9 +6,9 @@ use serde_json::Value;
 use swdesk_core::collection::{CollectionStatus, FOLLOWER_LABEL, InfraCollectionSpec};
 use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
-use swdesk_core::name::Name;
-use swdesk_core::object::Object;
-use swdesk_core::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
 
 use crate::support::{Core, OWNER, World};
 

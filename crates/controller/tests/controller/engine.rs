@@ -7,8 +7,8 @@ use swdesk_controller::{Engine, EngineConfig};
 use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::market::Unconnected;
-use swdesk_core::name::Name;
-use swdesk_core::object::Object;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Object;
 
 use crate::support::{OWNER, World};
 

@@ -2,7 +2,7 @@
 //! own policy; panics.
 
 use swdesk_controller::runtime::{Action, Backoff, Controller, RuntimeEvent};
-use swdesk_core::object::Kind;
+use swdesk_kernel::object::Kind;
 
 use crate::fake::{Fake, Reply, WithBackoff};
 use crate::{config, ms, name, runs, secs, spawn, wait};

@@ -7,8 +7,8 @@ use swdesk_controller::runtime::finalizer::{
     CleanupProgress, FinalizerError, FinalizerStep, FinalizerSteps, finalize, next_step,
 };
 use swdesk_controller::runtime::{Action, ObjectKey, Reconciler};
-use swdesk_core::object::{Kind, Metadata, Uid};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::object::{Kind, Metadata, Uid};
+use swdesk_kernel::timestamp::Timestamp;
 
 use std::sync::Arc;
 

@@ -11,9 +11,9 @@ use swdesk_controller::runtime::ControllerConfig;
 use swdesk_controller::{Engine, EngineConfig, LiveFeed};
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_core::market::Unconnected;
-use swdesk_core::name::Name;
-use swdesk_core::object::Object;
-use swdesk_core::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};
 use tokio::sync::mpsc;
 
 use crate::support::{OWNER, World};

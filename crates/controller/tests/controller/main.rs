@@ -25,8 +25,8 @@ mod support;
 use std::time::Duration;
 
 use swdesk_controller::runtime::{Controller, ControllerConfig};
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
 
 use fake::Fake;
 

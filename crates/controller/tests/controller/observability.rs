@@ -1,7 +1,7 @@
 //! What the UI reads: the status of each key and the stream of runtime events.
 
 use swdesk_controller::runtime::{Action, KeyStatus, ObjectKey, RuntimeEvent};
-use swdesk_core::object::Kind;
+use swdesk_kernel::object::Kind;
 
 use crate::fake::{Fake, Reply};
 use crate::{ms, name, secs, spawn, wait};

@@ -4,15 +4,15 @@
 use serde_json::{Value, json};
 use swdesk_core::cluster_nodes::{CLUSTER_LABEL, claim};
 use swdesk_core::compute::ComputeContractSpec;
-use swdesk_core::drift::DriftKind;
 use swdesk_core::infra::{ContractNode, InfraSpec, InfraStatus, RecordBinding};
-use swdesk_core::object::Object;
 use swdesk_core::record::AtprotoRecordSpec;
-use swdesk_core::rkey::Rkey;
-use swdesk_core::rollup::{ContractPhase, ObjectPhase};
 use swdesk_core::sync::{SyncMode, SyncState};
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::drift::DriftKind;
+use swdesk_kernel::object::Object;
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 
 use crate::name;
 use crate::support::{Core, World};

@@ -4,10 +4,10 @@
 use serde_json::{Value, json};
 use swdesk_controller::kinds::record::{FINALIZER, RecordReconciler};
 use swdesk_controller::runtime::{Action, ObjectKey, Reconciler};
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Object};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
-use swdesk_core::rkey::Rkey;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Object};
+use swdesk_kernel::rkey::Rkey;
 
 use crate::support::{OWNER, World};
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use swdesk_controller::runtime::{Controller, ControllerConfig, RuntimeEvent};
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
 
 use crate::fake::Fake;
 use crate::{config, name, runs, secs, wait};

@@ -1,7 +1,7 @@
 //! Dedupe, debounce, one run per key at a time, concurrency across keys, requeues.
 
 use swdesk_controller::runtime::{Action, Controller, ControllerConfig};
-use swdesk_core::object::Kind;
+use swdesk_kernel::object::Kind;
 
 use crate::fake::{Fake, Reply};
 use crate::{config, ms, name, runs, secs, spawn, wait};

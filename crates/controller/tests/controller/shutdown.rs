@@ -2,7 +2,7 @@
 //! cut off, triggers refused afterwards.
 
 use swdesk_controller::runtime::{Controller, ControllerConfig, ShutdownReport, Stopped};
-use swdesk_core::object::Kind;
+use swdesk_kernel::object::Kind;
 use tokio::time::Instant;
 
 use crate::fake::Fake;

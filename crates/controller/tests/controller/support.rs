@@ -15,12 +15,12 @@ use swdesk_core::collection::InfraCollectionSpec;
 use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
 use swdesk_core::market::Unconnected;
-use swdesk_core::name::Name;
-use swdesk_core::object::Kind;
-use swdesk_core::object::{Metadata, Uid};
 use swdesk_core::record::AtprotoRecordSpec;
-use swdesk_core::repo::memory::MemoryRepo;
-use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::Kind;
+use swdesk_kernel::object::{Metadata, Uid};
+use swdesk_kernel::repo::memory::MemoryRepo;
+use swdesk_kernel::timestamp::{Clock, Timestamp};
 use swdesk_store::Store;
 
 pub const OWNER: &str = "did:plc:ownerownerownerowner";

@@ -34,6 +34,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::com::atproto::repo::strong_ref;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;
 use swdesk_lexicon::syntax::AtUri;
@@ -42,7 +43,6 @@ use super::bidders::AskedBidder;
 use super::request::Bidding;
 use super::trust::RecordCheck;
 use crate::compute::phase::StrongRef;
-use crate::timestamp::Timestamp;
 
 /// The collection of free bid terms.
 pub const FREE_TERMS_NSID: &str = "com.publicdomainrelay.temp.market.bids.free";

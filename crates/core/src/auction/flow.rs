@@ -22,11 +22,11 @@
 //! - an outcome that does not fit the step is refused ([`InvalidTransition`]), never guessed at.
 
 use serde::{Deserialize, Serialize};
+use swdesk_kernel::timestamp::Timestamp;
 
 use super::bids::{Auction, CountedBid, Decision, Declined, decide, winner};
 use super::trust::RecordCheck;
 use crate::compute::phase::{ComputePhase, StrongRef};
-use crate::timestamp::Timestamp;
 
 /// The winning bid and the auction it won.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -671,7 +671,7 @@ mod tests {
 
     fn proven() -> RecordCheck {
         RecordCheck {
-            provenance: crate::repo::Provenance::Proven { rev: "3l2".into() },
+            provenance: swdesk_kernel::repo::Provenance::Proven { rev: "3l2".into() },
             bindings: Vec::new(),
             linked: Vec::new(),
         }

@@ -31,7 +31,7 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use crate::repo::Provenance;
+use swdesk_kernel::repo::Provenance;
 
 /// How a key that signed a record of an author's is bound to that author.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

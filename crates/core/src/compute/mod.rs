@@ -13,15 +13,16 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::drift::Drift;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::retry::Backoff;
+use swdesk_kernel::timestamp::Timestamp;
 
 use crate::auction::flow::Flow;
 use crate::auction::trust::RecordCheck;
-use crate::drift::Drift;
-use crate::infra::{Contract, DeploymentKind};
-use crate::name::Name;
-use crate::retry::Backoff;
+use crate::infra::Contract;
 use crate::secret::{SecretRef, SecretsStatus};
-use crate::timestamp::Timestamp;
 
 pub mod phase;
 
@@ -202,7 +203,8 @@ pub struct ComputeContractStatus {
     /// What the guest has of its secrets: its key and each secret sealed to it.
     #[serde(default, skip_serializing_if = "is_default")]
     pub secrets: SecretsStatus,
-    /// What the world says that the records do not, while it is Deployed ([`crate::drift`]).
+    /// What the world says that the records do not, while it is Deployed
+    /// ([`swdesk_kernel::drift`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift: Vec<Drift>,
     /// Every bidder the RFP went to, each with its answer (a bid, a refusal and why, or
@@ -426,7 +428,8 @@ fn keep_last<T>(items: &mut Vec<T>, cap: usize) {
 }
 
 /// A ComputeContract object.
-pub type ComputeContractObject = crate::object::Object<ComputeContractSpec, ComputeContractStatus>;
+pub type ComputeContractObject =
+    swdesk_kernel::object::Object<ComputeContractSpec, ComputeContractStatus>;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rollup::ContractPhase;
+use swdesk_kernel::rollup::ContractPhase;
 
 /// The phase of a ComputeContract.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -18,9 +18,9 @@ use serde_json::Value;
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
-use crate::infra::DeploymentKind;
-use crate::rkey::RESERVED;
-use crate::timestamp::Timestamp;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::rkey::RESERVED;
+use swdesk_kernel::timestamp::Timestamp;
 
 const DEPLOYMENT_FIELDS: [&str; 3] = ["description", "contracts", "status"];
 
@@ -155,7 +155,7 @@ mod tests {
     use super::*;
     use crate::index::{DESKTOP_WRITER, LiveEntry, empty, end, upsert};
     use crate::infra::EndReason;
-    use crate::rkey::Rkey;
+    use swdesk_kernel::rkey::Rkey;
     use swdesk_lexicon::Record;
     use swdesk_lexicon::computer::socialweb::infra::Index;
 

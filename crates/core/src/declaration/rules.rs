@@ -18,13 +18,13 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::{LabelError, label_problems, suggest_label};
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};
 
 use super::known::known_value;
 use super::status::status_problems;
-use crate::infra::DeploymentKind;
-use crate::name::{LabelError, label_problems, suggest_label};
 
 const STATES: [&str; 3] = ["staged", "requested", "released"];
 const END_WHENS: [&str; 2] = ["complete", "deadline"];

@@ -12,10 +12,10 @@
 //! device may know more phases.
 
 use serde_json::Value;
+use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_lexicon::Problem;
 
 use super::known::known_value;
-use crate::infra::DeploymentKind;
 
 const END_REASONS: [&str; 3] = ["deleted", "complete", "deadline"];
 const END_FIX: &str = "Write the end whole: phase ended, endedAt and endReason together.";

@@ -1,14 +1,14 @@
 //! A deployed contract's drift, looked for at each of its looks: the receipt read again from
 //! its author's repo and compared with the CID verified when it arrived
-//! ([`swdesk_core::drift`] decides what counts).
+//! ([`swdesk_kernel::drift`] decides what counts).
 //!
 //! Invariants: a read that cannot tell (the provider's PDS unreachable or refusing) changes
 //! nothing: the drift found before stays, none is invented.
 
 use swdesk_core::auction::flow::Held;
-use swdesk_core::drift::{Drift, receipt_drift};
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::drift::{Drift, receipt_drift};
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::uri::RecordUri;
 
 use super::RequesterMarket;
 use crate::peers::Peers;

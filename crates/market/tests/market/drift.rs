@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use swdesk_core::compute::ComputePhase;
-use swdesk_core::drift::{DriftFix, DriftKind};
 use swdesk_core::market::Market;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::drift::{DriftFix, DriftKind};
+use swdesk_kernel::timestamp::Clock;
 use swdesk_market::SystemClock;
 use swdesk_sandbox_bidder::Behaviour;
 

@@ -27,7 +27,7 @@ use swdesk_controller::{Engine, EngineConfig, SystemClock};
 use swdesk_core::auction::flow::Step;
 use swdesk_core::compute::{ComputeContractObject, ComputeContractStatus};
 use swdesk_core::market::{Market, MarketError};
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::Store;
 use url::Url;

@@ -25,7 +25,7 @@ use swdesk_atproto::attestation::{AttestationKey, Curve, SignatureCheck};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::oauth::Secret;
 use swdesk_core::compute::StrongRef;
-use swdesk_core::repo::memory::MemoryRepo;
+use swdesk_kernel::repo::memory::MemoryRepo;
 use swdesk_market::keys::{self, KeyBinding};
 use swdesk_market::peers::PEER_WORDS_MAX;
 use swdesk_market::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use swdesk_core::auction::flow::Step;
 use swdesk_core::compute::ComputePhase;
 use swdesk_core::market::Market;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, event, rfp};

@@ -15,7 +15,7 @@ use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_net::Outbound;
 
 use swdesk_core::compute::ComputePhase;
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_market::SystemClock;
 
 use crate::support::{

@@ -16,7 +16,7 @@ use serde_json::Value;
 use swdesk_atproto::attestation::verify_inline_signatures;
 use swdesk_core::auction::flow::Step;
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec, ComputePhase, StrongRef};
-use swdesk_core::timestamp::Clock;
+use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, event, receipt, rfp};

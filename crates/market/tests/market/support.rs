@@ -19,11 +19,12 @@ use swdesk_core::auction::deadline::Deadlines;
 use swdesk_core::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase, DeploymentRef,
 };
-use swdesk_core::infra::{Contract, ContractState, DeploymentKind};
+use swdesk_core::infra::{Contract, ContractState};
 use swdesk_core::market::Market;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object, Uid};
-use swdesk_core::timestamp::{Clock, Timestamp};
+use swdesk_kernel::deployment_kind::DeploymentKind;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object, Uid};
+use swdesk_kernel::timestamp::{Clock, Timestamp};
 use swdesk_market::{HttpPeers, OfferingSource, RequesterMarket, Settings, SystemClock};
 use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 

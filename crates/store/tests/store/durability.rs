@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use rusqlite::Connection;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::object::{Metadata, Object, Uid};
+use swdesk_kernel::object::{Metadata, Object, Uid};
 use swdesk_store::{ObjectOf, Store};
 
 use crate::support::{at, described, name};

@@ -1,8 +1,8 @@
 //! Creating, reading and writing objects: versions, generations, compare-and-swap.
 
 use swdesk_core::infra::{InfraSpec, InfraStatus};
-use swdesk_core::object::Kind;
-use swdesk_core::rollup::ObjectPhase;
+use swdesk_kernel::object::Kind;
+use swdesk_kernel::rollup::ObjectPhase;
 use swdesk_store::{Store, StoreError};
 
 use crate::support::{at, db_path, described, infra, name, open, record};

@@ -5,7 +5,7 @@ use swdesk_core::record::AtprotoRecordSpec;
 
 use crate::support::{infra, open, record, uid};
 
-fn names<S, T>(objects: &[swdesk_core::object::Object<S, T>]) -> Vec<&str> {
+fn names<S, T>(objects: &[swdesk_kernel::object::Object<S, T>]) -> Vec<&str> {
     objects.iter().map(|o| o.metadata.name.as_str()).collect()
 }
 

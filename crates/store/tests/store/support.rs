@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::name::Name;
-use swdesk_core::object::{Kind, Metadata, Object, OwnerRef, Uid};
 use swdesk_core::record::{AtprotoRecordSpec, DeletionPolicy};
-use swdesk_core::rkey::Rkey;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Kind, Metadata, Object, OwnerRef, Uid};
+use swdesk_kernel::rkey::Rkey;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_store::ObjectOf;
 use tempfile::TempDir;
 

@@ -85,7 +85,7 @@ fn an_event_names_the_kind_and_uid_of_its_object() {
     let mut events = store.watch();
     let created = store.create(&record("note", 7, &[])).unwrap();
     let event = events.try_recv().unwrap();
-    assert_eq!(event.kind, swdesk_core::object::Kind::AtprotoRecord);
+    assert_eq!(event.kind, swdesk_kernel::object::Kind::AtprotoRecord);
     assert_eq!(event.uid, created.metadata.uid);
 }
 

@@ -13,7 +13,7 @@ use swdesk_core::auction::bidders::AskedBidder;
 use swdesk_core::auction::bids::{Auction, Cost, CountedBid, Decision, ReceivedBid, admit, decide};
 use swdesk_core::auction::request::{Bidding, rfp as rfp_record};
 use swdesk_core::compute::StrongRef;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;

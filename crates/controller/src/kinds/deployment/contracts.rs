@@ -10,12 +10,12 @@
 use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec, DeploymentRef};
 use swdesk_core::infra::{Contract, ContractStatus};
 use swdesk_core::lifecycle::{self, ContractAction, Existing};
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object, OwnerRef, Uid};
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::rollup::ContractPhase;
 use swdesk_core::secret::SecretRef;
-use swdesk_core::timestamp::Timestamp;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object, OwnerRef, Uid};
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::timestamp::Timestamp;
 use swdesk_store::ObjectOf;
 
 use crate::context::{Context, ReconcileError};

@@ -26,10 +26,10 @@ use swdesk_core::cluster_nodes::{claims_in, cluster_of, mark_unclaimed};
 use swdesk_core::declaration::Declaration;
 use swdesk_core::deployment::Deployment;
 use swdesk_core::infra::BoundRecord;
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::rollup::ObjectPhase;
 use swdesk_core::seen;
 use swdesk_core::sync::{SyncAction, SyncState};
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::rollup::ObjectPhase;
 use swdesk_store::ObjectOf;
 
 use super::{DeploymentReconciler, Observed, child_written, invalid, set_sync};

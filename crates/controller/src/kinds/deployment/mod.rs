@@ -32,18 +32,18 @@ use serde_json::Value;
 use swdesk_core::declaration::{Declaration, DeclarationHash, genesis_changes, record_problems};
 use swdesk_core::deployment::{Deployment, RecordFacts, Writer, record_child_name, writer};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
-use swdesk_core::name::Name;
-use swdesk_core::object::{Metadata, Object};
 use swdesk_core::progress::{self, Changes, Write};
 use swdesk_core::record::{AtprotoRecordObject, AtprotoRecordSpec, DeletionPolicy};
-use swdesk_core::repo::RecordRepo;
-use swdesk_core::rkey::{self, Occupant, Probe, Rkey, Start, Succession};
-use swdesk_core::rollup::{self, ObjectFacts};
 use swdesk_core::sync::{
     self, RemoteRecord as Remote, SyncAction, SyncInputs, SyncState, SyncStatus,
 };
-use swdesk_core::timestamp::Timestamp;
-use swdesk_core::uri::RecordUri;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::repo::RecordRepo;
+use swdesk_kernel::rkey::{self, Occupant, Probe, Rkey, Start, Succession};
+use swdesk_kernel::rollup::{self, ObjectFacts};
+use swdesk_kernel::timestamp::Timestamp;
+use swdesk_kernel::uri::RecordUri;
 use swdesk_store::{ObjectOf, StoreError, random_uid};
 
 pub use resolve::resolve_conflict;

@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use swdesk_core::declaration::{Declaration, genesis_changes};
-use swdesk_core::name::Name;
-use swdesk_core::repo::RecordRepo;
+use swdesk_kernel::name::Name;
+use swdesk_kernel::repo::RecordRepo;
 
 use crate::context::{Context, ReconcileError};
 use crate::remote::RemoteView;

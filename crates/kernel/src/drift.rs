@@ -4,7 +4,8 @@
 //! terms rewritten. Each drift says what differs, since when, and the fix the owner can take
 //! in one click.
 //!
-//! A tenant cluster's nodes drift from the one Infra that holds them ([`crate::cluster_nodes`]).
+//! A tenant cluster's nodes drift from the one Infra that holds them
+//! (`swdesk_core::cluster_nodes`).
 //!
 //! Invariants: drift is looked for only while a contract is live, and found again at every
 //! look (level-triggered): a look that cannot tell (the provider's PDS unreachable) keeps what

@@ -1,5 +1,5 @@
 //! `bid_cost`: a bid as the requester fetches it (a `getRecord` answer `{uri, cid, value}`),
-//! judged by `swdesk_core::auction::bids::admit` against a fixed auction, and any JSON value read
+//! judged by `swdesk_auction::bids::admit` against a fixed auction, and any JSON value read
 //! as a price by `Cost::read`.
 //!
 //! Invariants (the module's):
@@ -14,12 +14,12 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use swdesk_core::auction::bidders::AskedBidder;
-use swdesk_core::auction::bids::{
+use swdesk_auction::bidders::AskedBidder;
+use swdesk_auction::bids::{
     Auction, Cost, Decision, ReceivedBid, Refusal, admit, author_of, decide,
 };
-use swdesk_core::auction::request::Bidding;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::request::Bidding;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Record as _;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::bid::Bid;

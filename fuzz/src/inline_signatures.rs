@@ -1,7 +1,7 @@
 //! `inline_signatures`: a peer's record with its inline signatures (`network.attested.signature`),
 //! checked by `swdesk_atproto::attestation::{verify_inline_signatures, verified_signers,
 //! is_signed_by}` as a record of [`REPO`], signed again with `sign_record` / `sign_record_as`;
-//! then each signer's key bound to the author by `swdesk_core::auction::trust::bind` over a
+//! then each signer's key bound to the author by `swdesk_auction::trust::bind` over a
 //! directory the input describes (`directory`: `published` and `listed` as `[did, key]` pairs,
 //! `endpoints` the author's service endpoints).
 //!
@@ -24,7 +24,7 @@ use swdesk_atproto::attestation::{
     AttestationKey, Curve, INLINE_SIGNATURE_TYPE, SignatureCheck, is_signed_by, sign_record,
     sign_record_as, verified_signers, verify_inline_signatures,
 };
-use swdesk_core::auction::trust::{KeyBinding, KeyDirectory, bind, is_tied};
+use swdesk_auction::trust::{KeyBinding, KeyDirectory, bind, is_tied};
 use url::Url;
 
 /// The repo the record is read as from (its author).

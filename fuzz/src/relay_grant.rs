@@ -10,7 +10,7 @@
 //!   is final (not transient) and quotes the peer on one line of at most `PEER_WORDS_MAX` bytes
 //!   of its words, with no control, line separator or bidi character.
 
-use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
+use swdesk_auction::bidders::MAX_OFFERING_REPOS;
 use swdesk_lexicon::syntax;
 use swdesk_market::peers::{CURSOR_MAX, PEER_WORDS_MAX, grant_reference, listed_page};
 

@@ -20,10 +20,10 @@ use std::str::FromStr as _;
 
 use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
-use swdesk_core::auction::flow::Held;
-use swdesk_core::auction::trust::{KeyBinding, RecordCheck};
-use swdesk_core::compute::StrongRef;
-use swdesk_core::secret::SecretValue;
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::flow::Held;
+use swdesk_auction::secret::SecretValue;
+use swdesk_auction::trust::{KeyBinding, RecordCheck};
 use swdesk_kernel::repo::{Provenance, StoredRecord};
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_kernel::uri::RecordUri;

@@ -11,8 +11,8 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
-use swdesk_core::auction::trust::{LinkedRecord, RecordCheck};
-use swdesk_core::compute::{Answer, Asked, ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_auction::compute::{Answer, Asked, ComputeContractObject, GuestEvent, PhaseChange};
+use swdesk_auction::trust::{LinkedRecord, RecordCheck};
 use swdesk_core::infra::{Contract, ContractStatus, SeenChange};
 use swdesk_kernel::repo::Provenance;
 use swdesk_kernel::timestamp::Timestamp;

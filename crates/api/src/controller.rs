@@ -16,6 +16,9 @@ use swdesk_atproto::attestation::AttestationKey;
 use swdesk_atproto::firehose::{FollowConfig, Follower};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
+use swdesk_auction::market::Market;
+use swdesk_auction::market::Unconnected;
+use swdesk_auction::secret::SecretVault;
 use swdesk_controller::ReconcileError;
 use swdesk_controller::{Engine, EngineConfig, LiveFeed, SystemClock};
 use swdesk_core::collection::{
@@ -23,9 +26,6 @@ use swdesk_core::collection::{
 };
 use swdesk_core::deployment::Deployment;
 use swdesk_core::index_health::IndexHealth;
-use swdesk_core::market::Market;
-use swdesk_core::market::Unconnected;
-use swdesk_core::secret::SecretVault;
 use swdesk_core::sync::Resolution;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;

@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use swdesk_core::auction::request::{request_problems, requested_problems};
+use swdesk_auction::compute::{ComputeContractObject, ComputeContractSpec};
+use swdesk_auction::request::{request_problems, requested_problems};
 use swdesk_core::collection::{
     CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec,
 };
-use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec};
 use swdesk_core::declaration::genesis::contract_genesis_problems;
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};

@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Account, Browser, PdsRepo};
+use swdesk_auction::secret::{SecretValue, SecretVault};
 use swdesk_controller::EngineConfig;
 use swdesk_kernel::repo::{RecordRepo, StoredRecord};
 use swdesk_kernel::uri::RecordUri;
@@ -54,7 +55,6 @@ use crate::secrets;
 use crate::serde_name;
 use crate::session::{SessionError, SessionView, Sessions};
 use swdesk_atproto::keychain::{Keychain, SecretValues};
-use swdesk_core::secret::{SecretValue, SecretVault};
 
 /// The session and the controller of the signed-in account.
 #[derive(Debug)]

@@ -9,9 +9,9 @@
 //! changed when there is one; a secret names only contracts its deployment declares.
 
 use serde::Serialize;
-use swdesk_core::compute::ComputeContractStatus;
+use swdesk_auction::compute::ComputeContractStatus;
+use swdesk_auction::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
 use swdesk_core::infra::InfraSpec;
-use swdesk_core::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;
 use swdesk_lexicon::problem::Problem;

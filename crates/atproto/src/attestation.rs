@@ -226,7 +226,7 @@ pub fn verified_keys(record: &Value, repository: &str) -> Option<Vec<String>> {
 /// The checks of `record`'s inline signatures (each with its key and issuer) when it carries
 /// some and every one verifies as a record of `repository`'s repo; `None` otherwise. A
 /// verified signature says only that its key signed: whether the key counts for the author is
-/// `swdesk_core::auction::trust::bind`'s to say.
+/// `swdesk_auction::trust::bind`'s to say.
 pub fn verified_signers(record: &Value, repository: &str) -> Option<Vec<SignatureCheck>> {
     let checks = verify_inline_signatures(record, repository);
     let verified = !checks.is_empty() && checks.iter().all(|check| check.result.is_ok());

@@ -16,11 +16,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_auction::compute::ComputeContractSpec;
+use swdesk_auction::market::Market;
 use swdesk_core::collection::{EphemeralInfraCollectionSpec, InfraCollectionSpec};
-use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
-use swdesk_core::market::Market;
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::sync::Resolution;
 use swdesk_kernel::name::Name;

@@ -11,6 +11,7 @@
 //! are set together, once; `status.expiresAt` is set on EphemeralInfra only.
 
 use serde::{Deserialize, Serialize};
+use swdesk_auction::secret::SecretRef;
 use swdesk_kernel::drift::Drift;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;
@@ -20,7 +21,6 @@ use swdesk_kernel::timestamp::Timestamp;
 use swdesk_kernel::uri::RecordUri;
 
 use crate::declaration::types::DeclarationHash;
-use crate::secret::SecretRef;
 use crate::sync::{SyncMode, SyncStatus};
 
 pub use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};

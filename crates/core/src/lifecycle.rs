@@ -42,10 +42,10 @@
 
 use std::time::Duration;
 
+use swdesk_auction::compute::{ComputeContractSpec, ComputeContractStatus, ComputePhase};
 use swdesk_kernel::rollup::ContractPhase;
 use swdesk_kernel::timestamp::Timestamp;
 
-use crate::compute::{ComputeContractSpec, ComputeContractStatus, ComputePhase};
 use crate::infra::{Contract, ContractState, ContractStatus, EndReason, EndWhen};
 
 /// What to do about one contract's ComputeContract.
@@ -249,8 +249,8 @@ pub fn may_write_final<'a>(contracts: impl IntoIterator<Item = &'a ComputeContra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compute::{DeploymentRef, StrongRef};
     use ContractAction::*;
+    use swdesk_auction::compute::{DeploymentRef, StrongRef};
     use swdesk_kernel::deployment_kind::DeploymentKind;
     use swdesk_kernel::name::Name;
 
@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn a_release_that_gave_up_is_not_sent_again_until_the_owner_asks() {
-        use crate::auction::flow::{Flow, Step};
+        use swdesk_auction::flow::{Flow, Step};
         let (spec, mut status) = failed_release(Some(10), true, Some(10));
         status.flow = Some(Flow {
             step: Step::Failed {

@@ -217,8 +217,8 @@ fn record_end_when(end_when: EndWhen) -> EphemeralInfraEndWhen {
 mod tests {
     use super::*;
     use crate::declaration::record_problems;
-    use crate::secret::SecretRef;
     use serde_json::json;
+    use swdesk_auction::secret::SecretRef;
     use swdesk_kernel::deployment_kind::DeploymentKind;
     use swdesk_lexicon::Record;
 

@@ -8,10 +8,10 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use swdesk_auction::compute::{ComputeContractSpec, ComputeContractStatus};
 use swdesk_kernel::object::{Kind, Object};
 
 use crate::collection::{CollectionStatus, EphemeralInfraCollectionSpec, InfraCollectionSpec};
-use crate::compute::{ComputeContractSpec, ComputeContractStatus};
 use crate::infra::{EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus};
 use crate::record::{AtprotoRecordSpec, AtprotoRecordStatus};
 

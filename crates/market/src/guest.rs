@@ -5,16 +5,16 @@
 //!
 //! Invariants: an event counts only when it is about our receipt, is in the receipt's bidder's
 //! repo, and every inline signature on it verifies as a record of that repo ([`about_receipt`])
-//! and is by a key bound to the bidder under core's rule (`swdesk_core::auction::trust::bind`,
+//! and is by a key bound to the bidder under the auction's rule (`swdesk_auction::trust::bind`,
 //! looked up by the requester): a self-signed report by a stranger's key does not count. Its
 //! time and detail come from its payload when the payload can be read at the cid the event
 //! names, else the time it was seen.
 
 use serde_json::Value;
 use swdesk_atproto::attestation::{SignatureCheck, verified_signers};
-use swdesk_core::auction::flow::Held;
-use swdesk_core::auction::trust::KeyBinding;
-use swdesk_core::compute::{GuestEvent, StrongRef};
+use swdesk_auction::compute::{GuestEvent, StrongRef};
+use swdesk_auction::flow::Held;
+use swdesk_auction::trust::KeyBinding;
 use swdesk_kernel::repo::StoredRecord;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_kernel::uri::RecordUri;

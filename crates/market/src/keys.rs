@@ -3,17 +3,17 @@
 //! when the author's repo publishes the key as a `market.badgeBlueKey` record keyed by the
 //! `did:key` (ours), or when the author's DID document lists it among its verification methods
 //! (the public implementation's `#attestation`), or when the signature's `issuer` is tied to
-//! the author and its DID document lists it: the rule, and which issuers are tied, is core's
-//! ([`swdesk_core::auction::trust`]). The requester publishes its own key before its first
-//! signed record goes out.
+//! the author and its DID document lists it: the rule, and which issuers are tied, is the
+//! auction's ([`swdesk_auction::trust`]). The requester publishes its own key before its
+//! first signed record goes out.
 //!
 //! Publishing is idempotent by construction: the record key is the `did:key`, and the record is
 //! written only when it is missing or names another key, so a restart never rewrites it.
 
 use serde_json::Value;
 use swdesk_atproto::attestation::SignatureCheck;
-pub use swdesk_core::auction::trust::KeyBinding;
-use swdesk_core::auction::trust::{KeyDirectory, bind};
+pub use swdesk_auction::trust::KeyBinding;
+use swdesk_auction::trust::{KeyDirectory, bind};
 use swdesk_kernel::repo::{RecordRepo, RepoError, Swap};
 use swdesk_kernel::rkey::Rkey;
 use swdesk_kernel::timestamp::Timestamp;
@@ -85,7 +85,7 @@ pub async fn is_published<R: RecordRepo>(
 }
 
 /// How `signer`'s key is bound to `author`, or `None` when it is not (the rule:
-/// [`swdesk_core::auction::trust::bind`]).
+/// [`swdesk_auction::trust::bind`]).
 pub async fn binding<R: RecordRepo, P: Peers>(
     repo: &R,
     peers: &P,

@@ -1,5 +1,5 @@
 //! The requester side of the compute market (issue 8, `market.md`): [`RequesterMarket`]
-//! implements core's `Market` port over the owner's repo (`RecordRepo`), the other parties
+//! implements the auction's `Market` port over the owner's repo (`RecordRepo`), the other parties
 //! ([`peers`]: the relay and the bidders' XRPC services, called with service auth) and an
 //! injected attestation key (keeping it in the keychain is the caller's, still to come).
 //!
@@ -12,7 +12,7 @@
 //! in both dialects: `did:…#id` and plain URLs),
 //! [`status`] (the contract status a flow shows).
 //!
-//! Invariants: every decision is core's (`swdesk_core::auction`); this crate only does what
+//! Invariants: every decision is the auction's (`swdesk_auction`); this crate only does what
 //! the flow says and reports what happened. No token or key appears in a log or `Debug`.
 
 pub mod collector;

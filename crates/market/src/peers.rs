@@ -17,14 +17,14 @@
 //! peer's words in a [`PeerError`] are one line of at most [`PEER_WORDS_MAX`] bytes.
 
 use std::future::Future;
-use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
+use swdesk_auction::bidders::MAX_OFFERING_REPOS;
 
 use serde_json::{Value, json};
 use swdesk_atproto::identity::{DidDocument, Resolver};
 use swdesk_atproto::oauth::Secret;
 use swdesk_atproto::plc::{Listing, live_listing};
 use swdesk_atproto::service_auth::ServiceAuth;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     submit_accept, submit_event, submit_rfp,
 };
@@ -108,7 +108,7 @@ pub trait Peers: Send + Sync + std::fmt::Debug + 'static {
     ) -> impl Future<Output = Result<Listing, PeerError>> + Send;
 
     /// The service endpoints `did`'s DID document names, as written (an issuer is tied to an
-    /// author through them: `swdesk_core::auction::trust::is_tied`).
+    /// author through them: `swdesk_auction::trust::is_tied`).
     fn document_endpoints(
         &self,
         did: &str,

@@ -1,4 +1,4 @@
-//! [`RequesterMarket`]: core's `Market` port, the requester side of the RFP flow. Each
+//! [`RequesterMarket`]: the auction's `Market` port, the requester side of the RFP flow. Each
 //! `advance` reads the contract's persisted [`Flow`] from its status, takes ONE step (what
 //! [`Flow::next`] says: write a record, send the RFP, count bids, choose, settle, accept,
 //! verify, wait for the guest, release), applies its outcome, and returns the status with the
@@ -17,11 +17,11 @@
 //!
 //! Failures: a failure worth retrying (unreachable PDS or bidder, 5xx, a call past its total
 //! time) leaves the flow where it is, and the status says why, when the next try is and when
-//! the step gives up (core's `auction::deadline`: the receipt within minutes of the accept,
+//! the step gives up (the auction's `deadline`: the receipt within minutes of the accept,
 //! the release within an hour, any other step within its own); past that the contract fails
 //! naming the step and its deadline. What cannot heal fails the step at once: a refusal (4xx
 //! other than 408, 425, 429), an address the owner's policy refuses, a URL no client can send
-//! (core's `retry::Failure`). A failed contract keeps any receipt, so its guest can be
+//! (the kernel's `retry::Failure`). A failed contract keeps any receipt, so its guest can be
 //! released; a failed release is sent again when the owner asks again.
 
 use std::collections::HashSet;
@@ -32,23 +32,21 @@ use serde_json::Value;
 use swdesk_atproto::attestation::{
     AttestationKey, SignatureCheck, sign_record_as, verified_signers,
 };
-use swdesk_core::auction::bidders::{FoundOffering, asked_bidders, offering_repos};
-use swdesk_core::auction::bids::{
+use swdesk_auction::bidders::{FoundOffering, asked_bidders, offering_repos};
+use swdesk_auction::bids::{
     Auction, CountedBid, Decision, Declined, ReceivedBid, admit, author_of, decide,
 };
-use swdesk_core::auction::deadline::{Deadlines, after_failure};
-use swdesk_core::auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
-use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
-use swdesk_core::auction::records;
-use swdesk_core::auction::request::{RequestPlan, plan, rfp};
-use swdesk_core::auction::trust::{
-    KeyBinding, LINKED_CAP, LINKED_VALUE_MAX, LinkedRecord, RecordCheck,
-};
-use swdesk_core::compute::{
+use swdesk_auction::compute::{
     self, ComputeContractObject, ComputeContractStatus, ComputePhase, GuestEvent, StrongRef,
 };
-use swdesk_core::market::{Market, MarketError};
-use swdesk_core::secret::SecretVault;
+use swdesk_auction::deadline::{Deadlines, after_failure};
+use swdesk_auction::flow::{Flow, Held, Next, Outcome, RecordRole, Step, record_key};
+use swdesk_auction::market::{Market, MarketError};
+use swdesk_auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_stored_receipt};
+use swdesk_auction::records;
+use swdesk_auction::request::{RequestPlan, plan, rfp};
+use swdesk_auction::secret::SecretVault;
+use swdesk_auction::trust::{KeyBinding, LINKED_CAP, LINKED_VALUE_MAX, LinkedRecord, RecordCheck};
 use swdesk_kernel::repo::{ProvenRecord, Provenance, RecordRepo, RepoError, StoredRecord, Swap};
 use swdesk_kernel::retry::Fault;
 use swdesk_kernel::rkey::Rkey;
@@ -1078,7 +1076,7 @@ fn checked<E: std::fmt::Display>(mismatches: Vec<E>, what: &str) -> Result<(), S
     )))
 }
 
-fn invalid(error: swdesk_core::auction::flow::InvalidTransition) -> MarketError {
+fn invalid(error: swdesk_auction::flow::InvalidTransition) -> MarketError {
     MarketError {
         message: format!("the persisted flow cannot take this step: {error}"),
         transient: false,
@@ -1096,17 +1094,17 @@ mod tests {
     use crate::peers::AcceptAnswer;
     use swdesk_atproto::attestation::sign_record;
     use swdesk_atproto::plc::Listing;
-    use swdesk_core::auction::bids::FREE_TERMS_NSID;
-    use swdesk_core::auction::request::Bidding;
-    use swdesk_core::compute::{ComputeContractSpec, DeploymentRef};
-    use swdesk_core::infra::{Contract, ContractState};
-    use swdesk_core::secret::{SecretRef, SecretsStatus};
+    use swdesk_auction::bids::FREE_TERMS_NSID;
+    use swdesk_auction::compute::{ComputeContractSpec, DeploymentRef};
+    use swdesk_auction::request::Bidding;
+    use swdesk_auction::secret::{SecretRef, SecretsStatus};
     use swdesk_kernel::deployment_kind::DeploymentKind;
     use swdesk_kernel::name::Name;
     use swdesk_kernel::object::{Metadata, Object, Uid};
     use swdesk_kernel::repo::memory::MemoryRepo;
     use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
     use swdesk_lexicon::computer::socialweb::infra::ContractComputeKind;
+    use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};
     use swdesk_lexicon::computer::socialweb::secret::guest_key;
 
     const OWNER: &str = "did:plc:owner";
@@ -1290,7 +1288,7 @@ mod tests {
         let why = refused.refused.unwrap_or_default();
         assert!(why.contains("priced free terms"), "{why}");
         let counted = count_free_terms(terms(Value::from(0))).await.unwrap();
-        assert_eq!(counted.cost, swdesk_core::auction::bids::Cost::ZERO);
+        assert_eq!(counted.cost, swdesk_auction::bids::Cost::ZERO);
     }
 
     #[tokio::test]
@@ -1500,7 +1498,7 @@ mod tests {
     /// reads at most `MAX_OFFERING_REPOS` repos and sends the RFP to at most `MAX_ASKED`.
     #[tokio::test]
     async fn a_crowd_of_offerings_is_read_and_asked_only_up_to_the_limits() {
-        use swdesk_core::auction::bidders::{MAX_ASKED, MAX_OFFERING_REPOS};
+        use swdesk_auction::bidders::{MAX_ASKED, MAX_OFFERING_REPOS};
         let listed: Vec<String> = (0..10_000).map(|n| format!("did:plc:crowd{n}")).collect();
         let (market, repo, peers) = market(FakePeers {
             listed: listed.clone(),

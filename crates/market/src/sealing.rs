@@ -20,9 +20,9 @@ use std::str::FromStr;
 
 use age::x25519::Recipient;
 use serde_json::Value;
-use swdesk_core::auction::flow::Held;
-use swdesk_core::auction::trust::RecordCheck;
-use swdesk_core::secret::{GuestKey, MAX_SECRET_BYTES, SecretValue};
+use swdesk_auction::flow::Held;
+use swdesk_auction::secret::{GuestKey, MAX_SECRET_BYTES, SecretValue};
+use swdesk_auction::trust::RecordCheck;
 use swdesk_kernel::repo::StoredRecord;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_kernel::uri::RecordUri;
@@ -136,8 +136,8 @@ pub fn seal(value: &SecretValue, recipient: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use swdesk_core::auction::trust::KeyBinding;
-    use swdesk_core::compute::StrongRef;
+    use swdesk_auction::compute::StrongRef;
+    use swdesk_auction::trust::KeyBinding;
     use swdesk_kernel::repo::Provenance;
 
     use super::*;

@@ -9,12 +9,12 @@
 //! no longer carries (the bids once a winner is chosen, the winner once only the receipt is
 //! held) is kept from the status before, so the window keeps showing it.
 
-use swdesk_core::auction::bids::{Cost, CountedBid};
-use swdesk_core::auction::flow::{Flow, Step};
-use swdesk_core::compute::{Bid, ComputeContractStatus, Retrying};
+use swdesk_auction::bids::{Cost, CountedBid};
+use swdesk_auction::compute::{Bid, ComputeContractStatus, Retrying};
+use swdesk_auction::flow::{Flow, Step};
 
 /// The status of `flow`, from `before`; `retrying` (a failure being retried, with its next
-/// try and its deadline: core's `auction::deadline`) replaces the message when there is one,
+/// try and its deadline: the auction's `deadline`) replaces the message when there is one,
 /// and is counted in `retries`.
 pub fn project(
     before: &ComputeContractStatus,
@@ -141,11 +141,11 @@ fn tally(bids: &[CountedBid]) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use swdesk_core::auction::bids::Auction;
-    use swdesk_core::auction::flow::Held;
-    use swdesk_core::auction::request::Bidding;
-    use swdesk_core::auction::trust::RecordCheck;
-    use swdesk_core::compute::{ComputePhase, StrongRef};
+    use swdesk_auction::bids::Auction;
+    use swdesk_auction::compute::{ComputePhase, StrongRef};
+    use swdesk_auction::flow::Held;
+    use swdesk_auction::request::Bidding;
+    use swdesk_auction::trust::RecordCheck;
     use swdesk_kernel::repo::Provenance;
     use swdesk_kernel::timestamp::Timestamp;
 
@@ -263,8 +263,8 @@ mod tests {
 
     #[test]
     fn every_bidder_asked_has_its_answer_kept_after_the_auction_fails() {
-        use swdesk_core::auction::bids::Declined;
-        use swdesk_core::compute::{Answer, Asked};
+        use swdesk_auction::bids::Declined;
+        use swdesk_auction::compute::{Answer, Asked};
         let free = free_bid();
         let bidding = Bidding {
             window: Duration::from_secs(3),

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 use swdesk_atproto::oauth::Secret;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use tokio::sync::Mutex;
 use url::Url;
 

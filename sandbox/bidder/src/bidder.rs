@@ -14,7 +14,7 @@ use swdesk_net::Outbound;
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, sign_record};
 use swdesk_atproto::identity::Resolver;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{event, submit_event};
 use url::Url;

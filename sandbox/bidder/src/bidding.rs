@@ -27,8 +27,8 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use swdesk_core::auction::request::ONLY_ME_NSID;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::request::ONLY_ME_NSID;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     bid, bids, rfp, submit_bid, submit_rfp,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::IdentityConfig;
-use swdesk_core::auction::bids::Cost;
+use swdesk_auction::bids::Cost;
 
 /// The bidder's own account on the local PDS (the sandbox peers' shared account type).
 pub type BidderAccount = swdesk_sandbox_peer::PeerAccount;

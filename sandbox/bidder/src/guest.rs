@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, json};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{
     delete, on_network, started,
 };

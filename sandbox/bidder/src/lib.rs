@@ -42,7 +42,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::json;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{badge_blue_key, offering};
 use swdesk_sandbox_peer::{BindError, Loopback, Serving};

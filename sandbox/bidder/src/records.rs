@@ -6,7 +6,7 @@
 //! peer's `*.localhost` PDS is reached through the ingress the sandbox names, nowhere else).
 //!
 //! A signed record's keys are bound to its author by the market's rule
-//! ([`swdesk_core::auction::trust::bind`]): published as a `market.badgeBlueKey` in its repo
+//! ([`swdesk_auction::trust::bind`]): published as a `market.badgeBlueKey` in its repo
 //! (ours), or listed by its author's or its signature issuer's DID document (the public
 //! implementation's). A strict bidder (`Behaviour::bind_keys`) takes only the DID documents'
 //! word, as the public bidder's `BIND_KEYS=1` does.
@@ -17,8 +17,8 @@
 use serde_json::Value;
 use swdesk_atproto::attestation::SignatureCheck;
 use swdesk_atproto::identity::{IdentityError, Resolver};
-use swdesk_core::auction::trust::{KeyDirectory, bind};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::trust::{KeyDirectory, bind};
 use swdesk_kernel::retry::transient_status;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::badge_blue_key;
 use swdesk_lexicon::syntax::AtUri;

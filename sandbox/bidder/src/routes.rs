@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{any, get, post};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     submit_accept, submit_event, submit_rfp,
 };

@@ -10,7 +10,7 @@
 use age::x25519::Identity;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::computer::socialweb::secret::{guest_key, sealed};
 
 use crate::bidder::{Bidder, now_rfc3339, strong_json};

@@ -24,7 +24,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::attestation::attestation_cid;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{
     accept, accepts, receipt, receipts, submit_accept,

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use age::x25519::Identity;
 
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 
 /// Where a simulated guest is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,11 +11,11 @@ use swdesk_api::contracts::{dids, name_identities};
 use swdesk_api::deployments::{declare, detail};
 use swdesk_api::identities::{Identities, Named, Names};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
-use swdesk_core::auction::trust::{KeyBinding, LinkedRecord, RecordCheck};
-use swdesk_core::compute::{
+use swdesk_auction::compute::{
     Bid, ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
     DeploymentRef, GuestEvent, PhaseChange, StrongRef,
 };
+use swdesk_auction::trust::{KeyBinding, LinkedRecord, RecordCheck};
 use swdesk_core::infra::{ContractStatus, InfraSpec};
 use swdesk_devnet::SandboxPds;
 use swdesk_kernel::deployment_kind::DeploymentKind;

@@ -16,7 +16,7 @@ use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
 use swdesk_api::{Desk, DeskError, ErrorCode};
 use swdesk_atproto::keychain::Keychain;
-use swdesk_core::secret::SecretVault as _;
+use swdesk_auction::secret::SecretVault as _;
 use swdesk_devnet::holds_bytes;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;

@@ -11,10 +11,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use swdesk_core::compute::{
+use swdesk_auction::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase,
 };
-use swdesk_core::market::{Market, MarketError};
+use swdesk_auction::market::{Market, MarketError};
 use swdesk_kernel::repo::RecordRepo;
 use swdesk_kernel::timestamp::Timestamp;
 
@@ -140,8 +140,8 @@ fn kept_text(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use swdesk_core::auction::flow::Flow;
-    use swdesk_core::compute::ComputePhase;
+    use swdesk_auction::compute::ComputePhase;
+    use swdesk_auction::flow::Flow;
 
     fn requesting(flow: Option<Flow>) -> ComputeContractStatus {
         ComputeContractStatus {
@@ -182,7 +182,7 @@ mod tests {
             Timestamp::from_unix_millis(1_800_000_000_000).unwrap_or_else(|_| unreachable!());
         let status = ComputeContractStatus {
             retries: 2,
-            retrying: Some(swdesk_core::compute::Retrying {
+            retrying: Some(swdesk_auction::compute::Retrying {
                 step: "acceptSent".into(),
                 why: "unreachable".into(),
                 since: started,

@@ -289,7 +289,7 @@ async fn deleting_a_deployment_ends_its_record_which_stays_and_moves_in_the_inde
     assert!(
         world
             .store
-            .list::<swdesk_core::compute::ComputeContractSpec>()
+            .list::<swdesk_auction::compute::ComputeContractSpec>()
             .unwrap()
             .is_empty()
     );
@@ -419,7 +419,7 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
     let history = || {
         let computes = world
             .store
-            .list::<swdesk_core::compute::ComputeContractSpec>()
+            .list::<swdesk_auction::compute::ComputeContractSpec>()
             .unwrap();
         computes[0].status.history.clone()
     };
@@ -427,7 +427,7 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
     assert_eq!(first.len(), 1, "the phase entered is recorded: {first:?}");
     assert_eq!(
         first[0].phase,
-        swdesk_core::compute::ComputePhase::Requesting
+        swdesk_auction::compute::ComputePhase::Requesting
     );
     assert!(first[0].message.as_deref().unwrap().contains("waiting"));
     core.settle(&world).await;
@@ -440,7 +440,7 @@ async fn a_requested_contract_waits_for_the_market_and_is_shown_as_waiting() {
 
 #[tokio::test(start_paused = true)]
 async fn a_contract_that_moves_on_shows_in_the_deployment_at_once_while_its_record_waits() {
-    use swdesk_core::compute::{ComputeContractSpec, ComputePhase};
+    use swdesk_auction::compute::{ComputeContractSpec, ComputePhase};
     let (world, core) = requested_and_settled().await;
     let before = get(&world, "web").unwrap();
     assert_eq!(before.status.contracts[0].phase, ContractPhase::Requesting);

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use swdesk_auction::compute::ComputeContractSpec;
 use swdesk_core::collection::{CollectionStatus, FOLLOWER_LABEL, InfraCollectionSpec};
-use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;

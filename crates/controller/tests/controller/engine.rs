@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_auction::market::Unconnected;
 use swdesk_controller::{Engine, EngineConfig};
 use swdesk_core::index_health::IndexHealth;
 use swdesk_core::infra::{InfraSpec, InfraStatus};
-use swdesk_core::market::Unconnected;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;
 

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use swdesk_auction::market::Unconnected;
 use swdesk_controller::runtime::ControllerConfig;
 use swdesk_controller::{Engine, EngineConfig, LiveFeed};
 use swdesk_core::infra::{InfraSpec, InfraStatus};
-use swdesk_core::market::Unconnected;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;
 use swdesk_kernel::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};

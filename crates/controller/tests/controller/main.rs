@@ -1,7 +1,7 @@
 //! The one integration test binary of `swdesk-controller`: the reconcile runtime driven by an
 //! in-test fake reconciler, the finalizer protocol, the reconcilers of each kind and the whole
 //! engine (two devices on one repo too) against a real object store (an SQLite file) and the
-//! in-memory repo of `swdesk-core` (`record`, with `support`). Every test runs on paused time:
+//! in-memory repo of `swdesk-kernel` (`record`, with `support`). Every test runs on paused time:
 //! no real sleeps, tokio jumps the clock from timer to timer.
 
 // Test helpers fail their test by panicking, as the tests themselves do.

@@ -2,8 +2,8 @@
 //! and its deployed entries no node claims marked as drift.
 
 use serde_json::{Value, json};
+use swdesk_auction::compute::ComputeContractSpec;
 use swdesk_core::cluster_nodes::{CLUSTER_LABEL, claim};
-use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{ContractNode, InfraSpec, InfraStatus, RecordBinding};
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_core::sync::{SyncMode, SyncState};

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use swdesk_auction::compute::ComputeContractSpec;
+use swdesk_auction::market::Unconnected;
 use swdesk_controller::Context;
 use swdesk_controller::index_writer::IndexWriter;
 use swdesk_controller::kinds::collection::CollectionReconciler;
@@ -12,9 +14,7 @@ use swdesk_controller::kinds::record::RecordReconciler;
 use swdesk_controller::remote::RemoteView;
 use swdesk_controller::runtime::{ObjectKey, Reconciler};
 use swdesk_core::collection::InfraCollectionSpec;
-use swdesk_core::compute::ComputeContractSpec;
 use swdesk_core::infra::{EphemeralInfraSpec, InfraSpec};
-use swdesk_core::market::Unconnected;
 use swdesk_core::record::AtprotoRecordSpec;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Kind;

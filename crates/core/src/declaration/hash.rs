@@ -96,9 +96,9 @@ impl<'a> Declaration<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::secret::SecretRef;
     use proptest::prelude::*;
     use serde_json::json;
+    use swdesk_auction::secret::SecretRef;
 
     fn contracts(value: Value) -> Vec<Contract> {
         serde_json::from_value(value).unwrap()

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use swdesk_auction::secret::SecretRef;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::{Name, label_problems};
 use swdesk_kernel::rkey::RESERVED;
@@ -27,7 +28,6 @@ use swdesk_lexicon::problem::{pointer_child, pointer_index};
 use super::known::known_value;
 use super::rules::{label_problem, record_problems};
 use crate::infra::{ContractNode, DEFAULT_TTL_SECONDS, EphemeralInfraSpec, InfraSpec};
-use crate::secret::SecretRef;
 
 const SYNC_MODES: [&str; 2] = ["Both", "Publish"];
 const INFRA_SPEC_FIELDS: [&str; 6] = [

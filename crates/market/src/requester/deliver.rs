@@ -11,13 +11,13 @@
 
 use std::sync::Arc;
 
-use swdesk_core::auction::flow::{Held, RecordRole, record_key};
-use swdesk_core::auction::records;
-use swdesk_core::auction::trust::RecordCheck;
-use swdesk_core::compute::ComputeContractObject;
-use swdesk_core::secret::{
+use swdesk_auction::compute::ComputeContractObject;
+use swdesk_auction::flow::{Held, RecordRole, record_key};
+use swdesk_auction::records;
+use swdesk_auction::secret::{
     GuestKey, SecretDelivery, SecretRef, SecretValue, SecretVault, SecretsStatus,
 };
+use swdesk_auction::trust::RecordCheck;
 use swdesk_kernel::repo::{ProvenRecord, RecordRepo, StoredRecord};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::event;
 use swdesk_lexicon::computer::socialweb::secret::sealed;

@@ -5,7 +5,7 @@
 //! Invariants: a read that cannot tell (the provider's PDS unreachable or refusing) changes
 //! nothing: the drift found before stays, none is invented.
 
-use swdesk_core::auction::flow::Held;
+use swdesk_auction::flow::Held;
 use swdesk_kernel::drift::{Drift, receipt_drift};
 use swdesk_kernel::repo::RecordRepo;
 use swdesk_kernel::uri::RecordUri;

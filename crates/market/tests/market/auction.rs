@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use swdesk_core::compute::{ComputeContractStatus, ComputePhase};
+use swdesk_auction::compute::{ComputeContractStatus, ComputePhase};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, accepts, rfp};
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_sandbox_bidder::Behaviour;

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use swdesk_core::compute::ComputePhase;
-use swdesk_core::market::Market;
+use swdesk_auction::compute::ComputePhase;
+use swdesk_auction::market::Market;
 use swdesk_kernel::drift::{DriftFix, DriftKind};
 use swdesk_kernel::timestamp::Clock;
 use swdesk_market::SystemClock;

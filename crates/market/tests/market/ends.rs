@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
-use swdesk_core::auction::bids::{Cost, CountedBid};
-use swdesk_core::auction::deadline::Deadlines;
-use swdesk_core::auction::flow::{Flow, Held, Step, Won};
-use swdesk_core::compute::{ComputeContractObject, ComputePhase, StrongRef};
-use swdesk_core::market::Market;
+use swdesk_auction::bids::{Cost, CountedBid};
+use swdesk_auction::compute::{ComputeContractObject, ComputePhase, StrongRef};
+use swdesk_auction::deadline::Deadlines;
+use swdesk_auction::flow::{Flow, Held, Step, Won};
+use swdesk_auction::market::Market;
 use swdesk_devnet::canary::Canary;
 use swdesk_kernel::repo::memory::MemoryRepo;
 use swdesk_kernel::timestamp::Clock;

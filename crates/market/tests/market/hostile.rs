@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, SignatureCheck};
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::oauth::Secret;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_kernel::repo::memory::MemoryRepo;
 use swdesk_market::keys::{self, KeyBinding};
 use swdesk_market::peers::PEER_WORDS_MAX;
@@ -280,7 +280,7 @@ async fn a_peer_cannot_make_the_requester_call_a_place_the_owner_did_not_name() 
 #[tokio::test]
 async fn a_relay_listing_strangers_without_end_is_read_only_until_the_cap() {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use swdesk_core::auction::bidders::MAX_OFFERING_REPOS;
+    use swdesk_auction::bidders::MAX_OFFERING_REPOS;
     let pages = std::sync::Arc::new(AtomicUsize::new(0));
     let served = pages.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use swdesk_core::auction::flow::Step;
-use swdesk_core::compute::ComputePhase;
-use swdesk_core::market::Market;
+use swdesk_auction::compute::ComputePhase;
+use swdesk_auction::flow::Step;
+use swdesk_auction::market::Market;
 use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;

@@ -14,7 +14,7 @@ use swdesk_devnet::{BidderMode, PublicMarketPeer};
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_net::Outbound;
 
-use swdesk_core::compute::ComputePhase;
+use swdesk_auction::compute::ComputePhase;
 use swdesk_kernel::timestamp::Clock;
 use swdesk_market::SystemClock;
 

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use swdesk_atproto::attestation::verify_inline_signatures;
-use swdesk_core::auction::flow::Step;
-use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec, ComputePhase, StrongRef};
+use swdesk_auction::compute::{
+    ComputeContractObject, ComputeContractSpec, ComputePhase, StrongRef,
+};
+use swdesk_auction::flow::Step;
 use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::delete;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::oauth::{Secret, scope};
 use swdesk_atproto::plc::{self, KeyChange, Listing};
-use swdesk_core::compute::{Answer, ComputePhase};
+use swdesk_auction::compute::{Answer, ComputePhase};
 use swdesk_devnet::BidderMode;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{accept, rfp, submit_rfp};
 

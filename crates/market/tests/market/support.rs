@@ -15,16 +15,16 @@ use swdesk_atproto::keychain::{MemoryStore, SessionStore};
 use swdesk_atproto::oauth::StoredSession;
 use swdesk_atproto::service_auth::ServiceAuth;
 use swdesk_atproto::{Agent, PdsRepo};
-use swdesk_core::auction::deadline::Deadlines;
-use swdesk_core::compute::{
+use swdesk_auction::compute::{
     ComputeContractObject, ComputeContractSpec, ComputeContractStatus, ComputePhase, DeploymentRef,
 };
-use swdesk_core::infra::{Contract, ContractState};
-use swdesk_core::market::Market;
+use swdesk_auction::deadline::Deadlines;
+use swdesk_auction::market::Market;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::{Metadata, Object, Uid};
 use swdesk_kernel::timestamp::{Clock, Timestamp};
+use swdesk_lexicon::computer::socialweb::infra::{Contract, ContractState};
 use swdesk_market::{HttpPeers, OfferingSource, RequesterMarket, Settings, SystemClock};
 use swdesk_sandbox_bidder::{Behaviour, RunningBidder};
 

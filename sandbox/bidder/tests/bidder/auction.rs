@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::{AttestationKey, Curve, is_signed_by};
-use swdesk_core::auction::bidders::AskedBidder;
-use swdesk_core::auction::bids::{Auction, Cost, CountedBid, Decision, ReceivedBid, admit, decide};
-use swdesk_core::auction::request::{Bidding, rfp as rfp_record};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::bidders::AskedBidder;
+use swdesk_auction::bids::{Auction, Cost, CountedBid, Decision, ReceivedBid, admit, decide};
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::request::{Bidding, rfp as rfp_record};
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::vm;

@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::service_auth::verify;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{on_network, started};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::{submit_bid, submit_event, submit_rfp};
 use swdesk_lexicon::computer::socialweb::secret::guest_key;

@@ -1,13 +1,13 @@
 //! `submitAccept` and `submitEvent`: a settled accept gets a receipt that verifies under the
-//! requester's own rules (`core::auction::receipt`), the guest starts, reports itself and
+//! requester's own rules (`auction::receipt`), the guest starts, reports itself and
 //! publishes its key; the accept's author releases it or sends it a sealed secret it opens; a
 //! release or a secret from another account, a secret sealed to another key, or an accept by
 //! someone other than the RFP's author, is refused; the fail-after-accept control.
 
 use serde_json::{Value, json};
 use swdesk_atproto::attestation::is_signed_by;
-use swdesk_core::auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_receipt};
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::receipt::{Deal, FreeAcceptance, verify_grant, verify_receipt};
 use swdesk_lexicon::Record;
 use swdesk_lexicon::com::publicdomainrelay::temp::compute::events::vm::{on_network, started};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::receipt::Receipt;

@@ -7,10 +7,10 @@
 //! for its contract, and its secrets follow its deployment's (a rotation reaches a running
 //! guest); the object's end releases every contract.
 
-use swdesk_core::compute::{ComputeContractObject, ComputeContractSpec, DeploymentRef};
+use swdesk_auction::compute::{ComputeContractObject, ComputeContractSpec, DeploymentRef};
+use swdesk_auction::secret::SecretRef;
 use swdesk_core::infra::{Contract, ContractStatus};
 use swdesk_core::lifecycle::{self, ContractAction, Existing};
-use swdesk_core::secret::SecretRef;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::{Metadata, Object, OwnerRef, Uid};
 use swdesk_kernel::repo::RecordRepo;

@@ -611,8 +611,8 @@ pub fn record_key(at: Timestamp, role: RecordRole) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auction::bids::{Cost, WinReason};
-    use crate::auction::request::Bidding;
+    use crate::bids::{Cost, WinReason};
+    use crate::request::Bidding;
     use proptest::prelude::*;
     use std::time::Duration;
 

@@ -1,8 +1,14 @@
 //! The requester side of the compute market's RFP flow (`market.md`, issue 8), as pure
 //! decisions: the adapter that talks to PDSes and bidders asks these modules what to write,
-//! whom to ask, which bids count, who wins, whether a receipt holds, and what to do next.
+//! whom to ask, which bids count, who wins, whether a receipt holds, and what to do next. It
+//! stands on `swdesk-kernel` alone (and the lexicon); the deployment rules (`swdesk-core`) stand
+//! on it, never the other way round.
 //!
 //! Map:
+//! - [`compute`]: the ComputeContract (one declared contract's run on the market), its phase and
+//!   what it waits for; [`market`]: the `Market` port that advances one (and
+//!   [`market::Unconnected`], the market of a session without one);
+//! - [`secret`]: secrets by reference (values redacted), and what each guest has of them;
 //! - [`request`]: a declared contract → the `compute.vm` payload, the fulfillment policy record,
 //!   the RFP, the bid window and `firstFree`, every problem at once;
 //! - [`carriage`]: SSH keys into cloud-init `user_data`; fields `compute.vm` cannot carry refused;
@@ -21,9 +27,12 @@
 pub mod bidders;
 pub mod bids;
 pub mod carriage;
+pub mod compute;
 pub mod deadline;
 pub mod flow;
+pub mod market;
 pub mod receipt;
 pub mod records;
 pub mod request;
+pub mod secret;
 pub mod trust;

@@ -19,7 +19,7 @@
 use sha2::{Digest, Sha256};
 use swdesk_lexicon::Problem;
 
-use crate::infra::Contract;
+use swdesk_lexicon::computer::socialweb::infra::Contract;
 
 /// The longest SSH key line accepted.
 pub const MAX_SSH_KEY_BYTES: usize = 16 * 1024;

@@ -30,7 +30,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::rfp::Rfp;
 use swdesk_lexicon::computer::socialweb::infra::{ContractComputeKind, ContractState};
 
 use crate::compute::phase::StrongRef;
-use crate::infra::Contract;
+use swdesk_lexicon::computer::socialweb::infra::Contract;
 
 /// vCPUs when the contract names none.
 pub const DEFAULT_CPUS: i64 = 1;

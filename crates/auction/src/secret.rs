@@ -17,7 +17,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use swdesk_kernel::timestamp::Timestamp;
 
-use crate::auction::trust::RecordCheck;
+use crate::trust::RecordCheck;
 
 /// Where a secret lives and who receives it. Holds no value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -91,7 +91,7 @@ pub fn event_about(held: &Held, payload: &StrongRef) -> Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auction::bids::{Cost, CountedBid};
+    use crate::bids::{Cost, CountedBid};
     use swdesk_lexicon::Record;
     use swdesk_lexicon::validate::validate_record;
 

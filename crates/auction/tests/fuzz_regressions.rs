@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use swdesk_core::auction::bids::{Auction, ReceivedBid, Refusal, admit};
-use swdesk_core::auction::request::Bidding;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::bids::{Auction, ReceivedBid, Refusal, admit};
+use swdesk_auction::compute::StrongRef;
+use swdesk_auction::request::Bidding;
 use swdesk_kernel::timestamp::Timestamp;
 
 const RFP: &str = "at://did:plc:owner/com.publicdomainrelay.temp.market.rfp/3lbjpbyznfc2b";

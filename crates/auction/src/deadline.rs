@@ -90,9 +90,9 @@ pub fn after_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auction::bids::{Cost, CountedBid};
-    use crate::auction::flow::{Held, Won};
+    use crate::bids::{Cost, CountedBid};
     use crate::compute::phase::StrongRef;
+    use crate::flow::{Held, Won};
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_millis(1_800_000_000_000 + seconds * 1000).expect("time")

@@ -19,10 +19,10 @@ use swdesk_kernel::name::Name;
 use swdesk_kernel::retry::Backoff;
 use swdesk_kernel::timestamp::Timestamp;
 
-use crate::auction::flow::Flow;
-use crate::auction::trust::RecordCheck;
-use crate::infra::Contract;
+use crate::flow::Flow;
 use crate::secret::{SecretRef, SecretsStatus};
+use crate::trust::RecordCheck;
+use swdesk_lexicon::computer::socialweb::infra::Contract;
 
 pub mod phase;
 
@@ -177,11 +177,11 @@ pub struct ComputeContractStatus {
     /// The release request the runner last acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_sent_at: Option<Timestamp>,
-    /// The market's durable requester flow ([`crate::auction::flow::Flow`]): each step's result,
+    /// The market's durable requester flow ([`crate::flow::Flow`]): each step's result,
     /// persisted before the next step is taken, so a restart resumes the same contract. Absent
     /// until the market starts the contract (and in statuses written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow: Option<crate::auction::flow::Flow>,
+    pub flow: Option<crate::flow::Flow>,
     /// The bids that arrived and do not count, each with why, at most [`REFUSED_CAP`]: a
     /// stranger's bid is shown refused with its reason, never silently dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -327,7 +327,7 @@ impl ComputeContractStatus {
     pub fn release_gave_up(&self) -> bool {
         matches!(
             self.flow.as_ref().map(|flow| &flow.step),
-            Some(crate::auction::flow::Step::Failed {
+            Some(crate::flow::Step::Failed {
                 release_failed: Some(_),
                 ..
             })
@@ -644,7 +644,7 @@ mod tests {
         assert!(!serde_json::to_string(&old).expect("json").contains("flow"));
         let started = Timestamp::from_unix_millis(1_800_000_000_000).expect("time");
         let with_flow = ComputeContractStatus {
-            flow: Some(crate::auction::flow::Flow::start(started)),
+            flow: Some(crate::flow::Flow::start(started)),
             ..old
         };
         let text = serde_json::to_string(&with_flow).expect("json");

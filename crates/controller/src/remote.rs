@@ -269,7 +269,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_write_is_noted_over_what_it_replaced_never_over_a_record_learned_of_meanwhile() {
-        use swdesk_core::repo::memory::MemoryRepo;
+        use swdesk_kernel::repo::memory::MemoryRepo;
         const INFRA: &str = "computer.socialweb.infra";
         let repo = Arc::new(MemoryRepo::new("did:plc:owner"));
         let record = |value: Value| RemoteRecord {

@@ -15,7 +15,7 @@ use axum::routing::{get, post};
 use serde_json::json;
 use swdesk_atproto::identity::{IdentityConfig, Resolver};
 use swdesk_atproto::oauth::Secret;
-use swdesk_core::compute::StrongRef;
+use swdesk_auction::compute::StrongRef;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::submit_rfp;
 use swdesk_market::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
 use swdesk_net::{NetPolicy, Outbound};

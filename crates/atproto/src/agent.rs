@@ -14,7 +14,7 @@
 //! authorization server's word that the grant is gone (`invalid_grant`, see
 //! [`OAuthError::ends_the_grant`]) ends the session ([`OAuthError::SessionEnded`], remembered:
 //! every later call fails at once without a request); a refresh that does not reach the
-//! server or finds it busy (core's retry rule) is retried with jittered backoff, and then
+//! server or finds it busy (the kernel's retry rule) is retried with jittered backoff, and then
 //! fails as transient, keeping the session for the next call. Tokens never enter a log field
 //! or an error message.
 

@@ -11,7 +11,7 @@
 //! - [`firehose`]: the owner's repo followed live (`subscribeRepos`), every commit verified;
 //! - [`proof`]: `sync.getRecord` proofs checked (block hashes, the signed commit, the tree path);
 //! - [`repo`]: `PdsRepo`, the `RecordRepo` port of `swdesk-kernel` over XRPC;
-//! - [`retry`]: core's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
+//! - [`retry`]: the kernel's retry rule read off HTTP answers (`Retry-After`, 429, 5xx), jittered;
 //! - [`service_auth`]: service-auth tokens, minted with a cache and verified against DID keys;
 //! - [`attestation`]: inline `network.attested.signature`s on market records: the key, signing,
 //!   verifying;

@@ -385,7 +385,7 @@ async fn fetch_proof(
     }
 }
 
-/// The port's error for an XRPC failure: core's retry rule decides what is transient (the
+/// The port's error for an XRPC failure: the kernel's retry rule decides what is transient (the
 /// network, 408, 429, 5xx, a refresh that could not be done now); the rest is told as the
 /// repo's refusal.
 fn repo_error(error: XrpcError) -> RepoError {

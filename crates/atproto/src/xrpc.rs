@@ -160,7 +160,7 @@ impl XrpcError {
     }
 
     /// Whether the same call may succeed later, and how long the server asked to wait: the
-    /// network, a busy or failing server (core's retry rule), or a session whose refresh did
+    /// network, a busy or failing server (the kernel's retry rule), or a session whose refresh did
     /// not reach its server.
     pub fn fault(&self) -> Fault {
         match self {

@@ -4,7 +4,7 @@
 //! call within a step is bounded by its own total time (the network client's), so a slow
 //! answer is a failed try like any other. [`after_failure`] turns a failure into the status's
 //! [`Retrying`] (why, next try at, gives up at) or the reason the contract fails, naming the
-//! step and its deadline; core's retry rule ([`swdesk_kernel::retry`]) decides.
+//! step and its deadline; the kernel's retry rule ([`swdesk_kernel::retry`]) decides.
 //!
 //! Invariants: a step's deadline runs from its first failure and stays put while the same step
 //! keeps failing (a success clears it); the last try is at the deadline, never after; a

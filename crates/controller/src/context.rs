@@ -36,7 +36,7 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
-    /// When to try again after the `attempt`-th consecutive failure: core's retry rule, the
+    /// When to try again after the `attempt`-th consecutive failure: the kernel's retry rule, the
     /// runtime's default backoff, or the repo's own `Retry-After` when it asked for longer.
     pub fn retry(&self, attempt: u32) -> Action {
         let fault = match self {

@@ -155,7 +155,7 @@ impl GatewayError {
         }
     }
 
-    /// Whether retrying later may help (core's retry rule: the network, a busy or failing
+    /// Whether retrying later may help (the kernel's retry rule: the network, a busy or failing
     /// gateway or PDS, not the request, failed).
     pub fn is_transient(&self) -> bool {
         match self {

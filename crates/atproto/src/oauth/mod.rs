@@ -250,7 +250,7 @@ impl OAuthError {
 }
 
 impl OAuthError {
-    /// Whether the same call may succeed later (core's retry rule): the network, a busy or
+    /// Whether the same call may succeed later (the kernel's retry rule): the network, a busy or
     /// failing server, or its own words for that (`server_error`, `temporarily_unavailable`).
     pub fn fault(&self) -> Fault {
         match self {

@@ -217,7 +217,7 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
-/// The waits between market steps that failed for now: core's retry rule from 3 s (the
+/// The waits between market steps that failed for now: the kernel's retry rule from 3 s (the
 /// pace of a moving flow) doubling to 5 minutes.
 pub const FLOW_RETRY: Backoff = Backoff {
     initial: std::time::Duration::from_secs(3),

@@ -34,7 +34,7 @@ const FLOW_RECHECK: Duration = Duration::from_secs(3);
 const DRIFT_RECHECK: Duration = Duration::from_secs(60);
 
 /// When to look at a contract again on its own: at the next try its status names when its last
-/// market step failed for now (core's retry rule, never past the step's deadline), soon while its market flow moves, at the waiting
+/// market step failed for now (the kernel's retry rule, never past the step's deadline), soon while its market flow moves, at the waiting
 /// pace while it waits for something else, at the drift pace while deployed, never when it
 /// rests (released, failed).
 fn recheck_after(status: &ComputeContractStatus, now: Timestamp) -> Option<Duration> {

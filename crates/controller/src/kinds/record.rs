@@ -14,7 +14,7 @@
 //! spec's swap is older than it; or a write whose answer was lost, a timeout after the repo
 //! wrote) writes over it: that passes over no one else's record.
 //!
-//! A write that fails for now (core's retry rule) keeps its schedule in the status
+//! A write that fails for now (the kernel's retry rule) keeps its schedule in the status
 //! (`retry`: not before the default backoff, or the repo's `Retry-After` when longer), so the
 //! object's own status write, a trigger or a restart never brings it back sooner; a new value
 //! is tried at once.

@@ -11,6 +11,7 @@ mod deployments;
 mod drift;
 mod faults;
 mod index;
+mod live;
 mod market;
 mod package;
 mod public_market;

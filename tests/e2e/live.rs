@@ -1,0 +1,135 @@
+//! Two devices, one repo, in the real window against the sandbox's real PDS: the window is
+//! signed in and says `live`; another client (the owner's phone, a second agent writing to the
+//! same repo on the PDS) creates a deployment and edits it three times, and the window shows
+//! each change within a few seconds, while its poll is ten minutes away (it polls every 30 s
+//! only when the stream is not open, which the account area would say).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use swdesk_devnet::{Account, SandboxPds};
+use swdesk_tests::{AppWindow, borrowed, sandbox_env};
+
+/// The deployments' record collection (the index at `self` is a record of it too).
+const INFRA: &str = "computer.socialweb.infra";
+/// How soon a change written elsewhere must be on screen: the stream brings it in well under
+/// a second; a poll (every 10 minutes while live, every 30 s when not) would not.
+const LIVE_BUDGET: Duration = Duration::from_secs(5);
+/// How long the stream may take to open after sign-in (generous under load).
+const STREAM_TIMEOUT: Duration = Duration::from_secs(30);
+/// The account area while the repo's stream is open.
+const LIVE: &str = "[data-live='live']";
+/// The row of the deployment the phone writes.
+const PHONE_ROW: &str = "[data-testid='deployment-row'][data-name='phone']";
+
+/// The phone's deployment record, described as `description`.
+fn phone_record(description: &str) -> Value {
+    json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-06T00:00:00.000Z",
+        "description": description,
+        "contracts": [],
+    })
+}
+
+/// The index at `self` as the phone writes it: its one deployment, live.
+fn phone_index() -> Value {
+    json!({
+        "$type": INFRA,
+        "createdAt": "2026-12-06T00:00:00.000Z",
+        "index": {
+            "updatedAt": "2026-12-06T00:00:00.000Z",
+            "live": [{
+                "collection": INFRA,
+                "rkey": "phone",
+                "createdAt": "2026-12-06T00:00:00.000Z",
+                "addedAt": "2026-12-06T00:00:00.000Z",
+                "writer": "phone",
+            }],
+        },
+    })
+}
+
+/// The phone creates its deployment, described as `description`, and lists it in the index,
+/// in one commit.
+async fn phone_creates(
+    pds: &SandboxPds,
+    account: &Account,
+    description: &str,
+) -> anyhow::Result<()> {
+    let writes = [
+        ("phone".to_owned(), phone_record(description)),
+        ("self".to_owned(), phone_index()),
+    ];
+    Ok(pds.put_records_as(account, INFRA, &writes).await?)
+}
+
+/// Runs `write` (the phone's), then waits until the phone's row shows `expected`; how long
+/// that took from the write's start, failing past [`LIVE_BUDGET`].
+async fn shown_after(
+    window: &AppWindow,
+    expected: &str,
+    write: impl AsyncFnOnce() -> anyhow::Result<()>,
+) -> anyhow::Result<Duration> {
+    let written = Instant::now();
+    write().await?;
+    loop {
+        // The row's line is cut to its width (WebDriver reads a clipped text as empty): its
+        // whole text, as the hover shows it.
+        let seen = match window.find_all(PHONE_ROW).await?.first() {
+            Some(row) => row.prop("textContent").await?.unwrap_or_default(),
+            None => String::new(),
+        };
+        if seen.contains(expected) {
+            return Ok(written.elapsed());
+        }
+        anyhow::ensure!(
+            written.elapsed() < LIVE_BUDGET,
+            "the phone's row did not show {expected:?} within {LIVE_BUDGET:?}: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn another_devices_edits_are_on_screen_within_seconds_while_live() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account: Account = pds.create_account("e2elive").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("live", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.wait_for(LIVE, STREAM_TIMEOUT).await?;
+
+    let mut took = Vec::new();
+    took.push(
+        shown_after(&window, "made on the phone", async || {
+            phone_creates(&pds, &account, "made on the phone").await
+        })
+        .await?,
+    );
+    window.screenshot("created-elsewhere").await?;
+    for round in 1..=3 {
+        let description = format!("edited on the phone ({round})");
+        let record = phone_record(&description);
+        took.push(
+            shown_after(&window, &description, async || {
+                Ok(pds.put_record_as(&account, INFRA, "phone", &record).await?)
+            })
+            .await?,
+        );
+    }
+    eprintln!("written elsewhere → on screen: {took:?}");
+    window.screenshot("edited-elsewhere").await?;
+    assert!(
+        !window.find_all(LIVE).await?.is_empty(),
+        "the window stayed live: {}",
+        window.text_of("[aria-label='Account']").await?
+    );
+    window.click("[data-action='account-menu']").await?;
+    window
+        .wait_for_text("[data-testid='live-status']", "Live")
+        .await?;
+    window.screenshot("live-status").await?;
+    window.close().await
+}

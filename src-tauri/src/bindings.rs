@@ -28,6 +28,8 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             deployments::deployments,
             deployments::index_health,
             deployments::live_status,
+            deployments::live_source,
+            deployments::set_live_source,
             deployments::deployment,
             deployments::deployment_record,
             deployments::declare_deployment,

@@ -129,6 +129,27 @@ pub async fn live_status(desk: tauri::State<'_, Arc<Desk>>) -> Result<LiveStatus
     Ok(desk.live_status().await)
 }
 
+/// The URL Settings keeps for following the owner's repo instead of their PDS (none: their
+/// PDS).
+#[tauri::command]
+#[specta::specta]
+pub async fn live_source(
+    desk: tauri::State<'_, Arc<Desk>>,
+) -> Result<Option<String>, CommandError> {
+    Ok(desk.live_source())
+}
+
+/// Follows the owner's repo at `url` from now on (empty: their PDS); refused, naming every
+/// problem, when the network's outbound policy does not allow it. Answers what is kept now.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_live_source(
+    desk: tauri::State<'_, Arc<Desk>>,
+    url: String,
+) -> Result<Option<String>, CommandError> {
+    Ok(desk.set_live_source(&url).await?)
+}
+
 /// One deployment with its contracts, record and controller state.
 #[tauri::command]
 #[specta::specta]

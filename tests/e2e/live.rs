@@ -133,3 +133,88 @@ async fn another_devices_edits_are_on_screen_within_seconds_while_live() -> anyh
     window.screenshot("live-status").await?;
     window.close().await
 }
+
+/// Types `url` into Settings' relay field and saves it.
+async fn save_live_source(window: &AppWindow, url: &str) -> anyhow::Result<()> {
+    let field = window.find("#live-source-url").await?;
+    field.clear().await?;
+    window.type_into("#live-source-url", url).await?;
+    window.click("[data-action='save-live-source']").await
+}
+
+/// Settings names a relay: a URL the network's policy refuses is refused with every reason and
+/// nothing kept; the sandbox PDS itself, given explicitly as the relay's URL, is kept (across a
+/// restart), the account menu says the app follows it, and the phone's edit arrives on it
+/// within seconds.
+#[tokio::test]
+async fn a_relay_named_in_settings_is_checked_kept_and_followed() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account: Account = pds.create_account("e2erelay").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("relay", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for(LIVE, STREAM_TIMEOUT).await?;
+    window.press_command_key(",").await?;
+    window.wait_for_text("#section-title", "Settings").await?;
+    window
+        .wait_for_text("[data-testid='live-source-now']", "Following your PDS")
+        .await?;
+
+    save_live_source(&window, "http://relay.example.com/xrpc").await?;
+    let refused = window
+        .wait_for_text("[data-testid='live-source-error']", "only https")
+        .await?;
+    assert!(refused.contains("has a path (/xrpc)"), "{refused}");
+    save_live_source(&window, "http://localhost:1").await?;
+    window
+        .wait_for_text(
+            "[data-testid='live-source-error']",
+            "a loopback address not named by the network configuration",
+        )
+        .await?;
+    window.screenshot("refused").await?;
+    assert_eq!(
+        window.text_of("[data-testid='live-source-now']").await?,
+        "Following your PDS",
+        "nothing was kept"
+    );
+
+    let relay = format!("{}/", pds.info().pds_url.trim_end_matches('/'));
+    save_live_source(&window, &relay).await?;
+    window
+        .wait_for_text(
+            "[data-testid='live-source-now']",
+            &format!("Following {relay} (saved)"),
+        )
+        .await?;
+    assert!(
+        window
+            .find_all("[data-testid='live-source-error']")
+            .await?
+            .is_empty()
+    );
+    window.screenshot("kept").await?;
+    let mut window = window.restart().await?;
+    window.wait_for(LIVE, STREAM_TIMEOUT).await?;
+    window.click("[data-action='account-menu']").await?;
+    window
+        .wait_for_text(
+            "[data-testid='live-source']",
+            &format!("Following {relay} (set in Settings)"),
+        )
+        .await?;
+    window.press_escape().await?;
+    window.press_command_key("1").await?;
+    let made = "made on the phone, read from the relay";
+    let took = shown_after(&window, made, async || {
+        phone_creates(&pds, &account, made).await
+    })
+    .await?;
+    eprintln!("written elsewhere → on screen through the relay URL: {took:?}");
+    assert!(
+        window.log_lines_containing("subscribeRepos:owner@http://localhost") > 0,
+        "the follower reads the stream at the relay URL"
+    );
+    window.screenshot("followed-at-the-relay").await?;
+    window.close().await
+}

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use swdesk_api::controller::AccountController;
+use swdesk_api::controller::{AccountController, Following};
+use swdesk_api::live_source::LiveSource;
 use swdesk_api::{Network, Sessions};
 use swdesk_atproto::PdsRepo;
 use swdesk_atproto::identity::Resolver;
@@ -53,7 +54,10 @@ async fn side(pds: &SandboxPds, prefix: &str, live: bool) -> Side {
     let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
     let data = tempfile::tempdir().unwrap();
     let repo = PdsRepo::new(agent, resolver.clone());
-    let follow = live.then_some(resolver);
+    let follow = live.then_some(Following {
+        resolver,
+        source: LiveSource::Pds,
+    });
     let config = EngineConfig::default();
     let controller =
         AccountController::start_following(data.path(), repo, Unconnected, config, follow)

@@ -41,10 +41,8 @@ use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, 
 
 use crate::activity::{self, ActivityEvent, SyncView, child_record};
 use crate::deployments::{self, DeploymentChange, OWN_INDEX};
+use crate::live_source::LiveSource;
 use crate::node_infra;
-
-/// The name the owner's `subscribeRepos` cursor is kept under in the store.
-pub const OWNER_STREAM: &str = "subscribeRepos:owner";
 
 /// How long running reconciles may take to finish when the controller stops.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -104,6 +102,8 @@ pub struct AccountController {
     forwarders: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The owner's repo followed live (`subscribeRepos`), while this controller lives.
     _follower: Option<Follower>,
+    /// Where it is followed.
+    source: LiveSource,
     /// The store's lock, held while this controller lives (one controller per store).
     _lock: StoreLock,
 }
@@ -144,11 +144,14 @@ pub struct LiveStatus {
     pub mode: String,
     /// Why it is not live (the last failure, cleaned); none when live.
     pub why: Option<String>,
+    /// The service followed instead of the owner's PDS (a relay the owner named in
+    /// Settings); none: their PDS.
+    pub source: Option<String>,
 }
 
 impl LiveStatus {
-    /// The status of a follower's state.
-    pub fn of(state: &LiveState) -> Self {
+    /// The status of a follower's state, following `source`.
+    pub fn of(state: &LiveState, source: &LiveSource) -> Self {
         let (mode, why) = match state {
             LiveState::Live => ("live", None),
             LiveState::Connecting => ("connecting", None),
@@ -157,6 +160,7 @@ impl LiveStatus {
         Self {
             mode: mode.to_owned(),
             why,
+            source: source.service().map(|url| url.as_str().to_owned()),
         }
     }
 }
@@ -169,20 +173,26 @@ impl AccountController {
         resolver: Resolver,
         config: EngineConfig,
     ) -> Result<Self, ControllerError> {
-        Self::start_on_market(data_dir, agent, resolver, None, config).await
+        let follow = LiveSource::Pds;
+        Self::start_on_market(data_dir, agent, resolver, None, config, follow).await
     }
 
     /// Opens the account's store and starts the engine over its repo, running contracts on
-    /// the compute market `market` opens (or, without one, leaving them waiting).
+    /// the compute market `market` opens (or, without one, leaving them waiting), the repo
+    /// followed live at `source`.
     pub async fn start_on_market(
         data_dir: &Path,
         agent: Agent,
         resolver: Resolver,
         market: Option<MarketAccess>,
         config: EngineConfig,
+        source: LiveSource,
     ) -> Result<Self, ControllerError> {
         let writes = tokio::sync::broadcast::channel(WRITES_BACKLOG).0;
-        let follow = Some(resolver.clone());
+        let follow = Some(Following {
+            resolver: resolver.clone(),
+            source,
+        });
         let journaled = |resolver: Resolver| {
             let listener = activity::write_listener(writes.clone());
             Journaled::new(PdsRepo::new(agent.clone(), resolver), listener)
@@ -229,21 +239,26 @@ impl AccountController {
     }
 
     /// [`Self::start_with`], following the owner's repo live (`subscribeRepos` of their PDS,
-    /// found with `follow`) from the cursor the store kept, when `follow` is given.
+    /// found with `follow`'s resolver, or of the service it names) from the cursor the store
+    /// kept for that source, when `follow` is given.
     pub async fn start_following<R: RecordRepo + 'static, M: Market + 'static>(
         data_dir: &Path,
         repo: R,
         market: M,
         config: EngineConfig,
-        follow: Option<Resolver>,
+        follow: Option<Following>,
     ) -> Result<Self, ControllerError> {
         let did = repo.owner().to_owned();
         let path = store_path(data_dir, &did);
         let (store, lock) = open_store(path).await?;
         follow_own_index(&store, &did).await?;
+        let source = follow
+            .as_ref()
+            .map(|follow| follow.source.clone())
+            .unwrap_or_default();
         let (follower, feed) = match follow {
-            Some(resolver) => {
-                let (follower, feed) = follow_repo(&store, &did, resolver).await?;
+            Some(follow) => {
+                let (follower, feed) = follow_repo(&store, &did, follow).await?;
                 (Some(follower), Some(feed))
             }
             None => (None, None),
@@ -264,6 +279,7 @@ impl AccountController {
             writes: tokio::sync::broadcast::channel(WRITES_BACKLOG).0,
             forwarders: std::sync::Mutex::default(),
             _follower: follower,
+            source,
             _lock: lock,
         })
     }
@@ -280,7 +296,7 @@ impl AccountController {
 
     /// Whether edits made elsewhere arrive live or by polling, and why.
     pub fn live_status(&self) -> LiveStatus {
-        LiveStatus::of(&self.engine.live_state().borrow())
+        LiveStatus::of(&self.engine.live_state().borrow(), &self.source)
     }
 
     /// The engine (statuses, events).
@@ -350,11 +366,12 @@ impl AccountController {
         });
         let mut live = self.engine.live_state();
         let to_window = sender.clone();
+        let source = self.source.clone();
         let live_status = tokio::spawn(async move {
-            let now = LiveStatus::of(&live.borrow_and_update());
+            let now = LiveStatus::of(&live.borrow_and_update(), &source);
             let _no_window = to_window.send(LiveEvent::LiveStatus(now));
             while live.changed().await.is_ok() {
-                let now = LiveStatus::of(&live.borrow_and_update());
+                let now = LiveStatus::of(&live.borrow_and_update(), &source);
                 let _no_window = to_window.send(LiveEvent::LiveStatus(now));
             }
         });
@@ -606,28 +623,37 @@ async fn open_store(path: PathBuf) -> Result<(Arc<Store>, StoreLock), Controller
     })
 }
 
-/// Starts following `did`'s repo from the cursor `store` kept.
+/// How the owner's repo is followed live: the resolver that finds their PDS and key, and
+/// where the stream is read.
+#[derive(Debug, Clone)]
+pub struct Following {
+    /// Finds the owner's PDS and signing key (through the outbound policy).
+    pub resolver: Resolver,
+    /// Their PDS, or the service the owner named.
+    pub source: LiveSource,
+}
+
+/// Starts following `did`'s repo at `follow.source`, from the cursor `store` kept for it.
 async fn follow_repo(
     store: &Arc<Store>,
     did: &str,
-    resolver: Resolver,
+    follow: Following,
 ) -> Result<(Follower, LiveFeed), ControllerError> {
-    let kept = store.call(|store| store.cursor(OWNER_STREAM)).await;
+    let stream = follow.source.stream();
+    let name = stream.clone();
+    let kept = store.call(move |store| store.cursor(&name)).await;
     let cursor = kept
         .and_then(|kept| kept)
         .map_err(|error| ControllerError::Read(error.to_string()))?;
     let config = FollowConfig {
         did: did.to_owned(),
         cursor,
-        service: None,
+        service: follow.source.service().cloned(),
         limits: Default::default(),
     };
-    let (follower, events) = Follower::start(resolver, config);
-    let feed = LiveFeed {
-        events,
-        stream: OWNER_STREAM.to_owned(),
-    };
-    Ok((follower, feed))
+    tracing::info!(stream, "following the owner's repo live");
+    let (follower, events) = Follower::start(follow.resolver, config);
+    Ok((follower, LiveFeed { events, stream }))
 }
 
 #[cfg(test)]

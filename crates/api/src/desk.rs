@@ -48,6 +48,7 @@ use crate::identities::Identities;
 use crate::kubeconfig_paths::KubeconfigPaths;
 use crate::kubeconfigs::{self, KeptKubeconfigs, KubeconfigView};
 use crate::last_seen::LastSeen;
+use crate::live_source::{KeptLiveSource, LiveSource, LiveSourceRefused};
 use crate::network::Network;
 use crate::node_infra::{self, NodeInfraView};
 use crate::records::{self, RecordView};
@@ -67,6 +68,7 @@ pub struct Desk {
     clusters: std::sync::Mutex<Option<ClusterSession>>,
     identities: Identities,
     kubeconfig_paths: KubeconfigPaths,
+    live_source: KeptLiveSource,
 }
 
 /// Why the account's controller could not start, and when a read may try again.
@@ -131,6 +133,12 @@ pub enum DeskError {
     /// A kept kubeconfig could not be removed (or is not one saved here).
     #[error("{0}")]
     Kubeconfig(String),
+    /// The live source the owner typed was refused (every problem named); nothing was kept.
+    #[error(transparent)]
+    LiveSource(#[from] LiveSourceRefused),
+    /// The profile's settings could not be written; nothing changed.
+    #[error("the settings could not be saved: {0}")]
+    Settings(String),
 }
 
 impl DeskError {
@@ -148,6 +156,8 @@ impl DeskError {
             Self::Browser(_) => ErrorCode::Browser,
             Self::Keychain(_) => ErrorCode::Keychain,
             Self::Kubeconfig(_) => ErrorCode::Kubeconfig,
+            Self::LiveSource(_) => ErrorCode::Invalid,
+            Self::Settings(_) => ErrorCode::Store,
         }
     }
 }
@@ -163,6 +173,7 @@ impl Desk {
         let network = sessions.network();
         let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
         let live = broadcast::channel(LIVE_BACKLOG).0;
+        let live_source = KeptLiveSource::under(&data_dir);
         let to_window = live.clone();
         let identities = Identities::new(resolver).when_named_late(move |_did| {
             let _no_window = to_window.send(LiveEvent::IdentityNamed);
@@ -176,6 +187,7 @@ impl Desk {
             live,
             clusters: std::sync::Mutex::new(None),
             kubeconfig_paths: KubeconfigPaths::under_home(std::env::home_dir()),
+            live_source,
         }
     }
 
@@ -761,6 +773,30 @@ impl Desk {
         self.stop_controller().await;
     }
 
+    /// The URL the owner's repo is followed at instead of their PDS, as Settings keeps it
+    /// (none: their PDS).
+    pub fn live_source(&self) -> Option<String> {
+        self.live_source.url()
+    }
+
+    /// Follows the owner's repo at `url` from now on (empty: their PDS): checked by the
+    /// network's outbound policy (refused whole, naming every problem, nothing kept), kept in
+    /// the profile's settings, and the running controller started again on it.
+    pub async fn set_live_source(&self, url: &str) -> Result<Option<String>, DeskError> {
+        let policy = self.sessions.network().outbound.policy().clone();
+        let source = LiveSource::parse(url, &policy).inspect_err(|refused| {
+            tracing::info!(%refused, "a live source was refused");
+        })?;
+        self.live_source
+            .keep(&source)
+            .map_err(|error| DeskError::Settings(error.to_string()))?;
+        tracing::info!(source = ?source.service().map(url::Url::as_str), "the live source changed");
+        if self.controller.lock().await.is_some() {
+            self.restart_controller().await;
+        }
+        Ok(self.live_source())
+    }
+
     /// Starts the account's controller again on the session now (after the session was
     /// replaced by one with more granted), so no part of the app keeps the old one.
     pub(crate) async fn restart_controller(&self) {
@@ -795,6 +831,7 @@ impl Desk {
             || LiveStatus {
                 mode: "polling".to_owned(),
                 why: Some("the controller is not running".to_owned()),
+                source: self.live_source(),
             },
             AccountController::live_status,
         )
@@ -845,6 +882,7 @@ impl Desk {
             resolver,
             market,
             EngineConfig::default(),
+            self.live_source.source(network.outbound.policy()),
         )
         .await;
         let mut failure = self.lock_start_failure();

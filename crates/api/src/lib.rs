@@ -6,7 +6,8 @@
 //! - [`session`]: the owner's session: restore, sign in through the browser, sign out;
 //!   [`app_link`]: whether the desktop hands the app's sign-in link to this program;
 //! - [`controller`]: the embedded core controller of the signed-in account (its store, the
-//!   engine over its repo);
+//!   engine over its repo); [`live_source`]: where its repo is followed live (the PDS, or a
+//!   relay the owner names in Settings);
 //! - [`deployments`] and [`contracts`]: the deployments as the window shows them, with each
 //!   contract's bids, guest events and phase history; [`identities`]: the handles and PDSes of
 //!   the DIDs shown, resolved once and kept; [`records`]: a deployment's record as the repo
@@ -39,6 +40,7 @@ pub mod intent;
 pub mod kubeconfig_paths;
 pub mod kubeconfigs;
 pub mod last_seen;
+pub mod live_source;
 pub mod market_key;
 pub mod network;
 pub mod node_infra;

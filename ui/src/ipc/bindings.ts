@@ -44,6 +44,16 @@ export const commands = {
 	 *  by polling, and why: the indicator beside the account.
 	 */
 	liveStatus: () => typedError<LiveStatus_Serialize, CommandError>(__TAURI_INVOKE("live_status")),
+	/**
+	 *  The URL Settings keeps for following the owner's repo instead of their PDS (none: their
+	 *  PDS).
+	 */
+	liveSource: () => typedError<string | null, CommandError>(__TAURI_INVOKE("live_source")),
+	/**
+	 *  Follows the owner's repo at `url` from now on (empty: their PDS); refused, naming every
+	 *  problem, when the network's outbound policy does not allow it. Answers what is kept now.
+	 */
+	setLiveSource: (url: string) => typedError<string | null, CommandError>(__TAURI_INVOKE("set_live_source", { url })),
 	/**  One deployment with its contracts, record and controller state. */
 	deployment: (kind: Kind, name: string) => typedError<DeploymentView_Serialize | null, CommandError>(__TAURI_INVOKE("deployment", { kind, name })),
 	/**
@@ -1233,6 +1243,11 @@ export type LiveStatus_Deserialize = {
 	mode: string,
 	/**  Why it is not live (the last failure, cleaned); none when live. */
 	why?: string | null,
+	/**
+	 *  The service followed instead of the owner's PDS (a relay the owner named in
+	 *  Settings); none: their PDS.
+	 */
+	source?: string | null,
 };
 
 /**  Whether edits made on the owner's other devices arrive live or by polling, for the window. */
@@ -1241,6 +1256,11 @@ export type LiveStatus_Serialize = {
 	mode: string,
 	/**  Why it is not live (the last failure, cleaned); none when live. */
 	why: string | null,
+	/**
+	 *  The service followed instead of the owner's PDS (a relay the owner named in
+	 *  Settings); none: their PDS.
+	 */
+	source: string | null,
 };
 
 /**  The market key as the window shows it. */

@@ -196,6 +196,17 @@ export async function liveStatus(): Promise<LiveStatus> {
   return unwrap(await commands.liveStatus());
 }
 
+/** The URL Settings keeps for following the owner's repo instead of their PDS (null: their PDS). */
+export async function liveSource(): Promise<string | null> {
+  return unwrap(await commands.liveSource());
+}
+
+/** Follows the owner's repo at `url` from now on (empty: their PDS); refused, naming every
+ * problem, when the network's policy does not allow it. Resolves to what is kept now. */
+export async function setLiveSource(url: string): Promise<string | null> {
+  return unwrap(await commands.setLiveSource(url));
+}
+
 /** Calls `handle` when edits start arriving live or by polling; resolves to the function that
  * stops it. */
 export async function onLiveStatusChanged(handle: (status: LiveStatus) => void): Promise<() => void> {

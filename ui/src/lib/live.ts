@@ -1,6 +1,7 @@
 // Whether edits made on the owner's other devices arrive live or by polling, in words for the
 // account area. The mode and the reason come from the controller (`LiveStatus`): `live` when the
-// repo's stream is open, `connecting`, or `polling` with why there is no stream.
+// repo's stream is open, `connecting`, or `polling` with why there is no stream; `source` is the
+// relay Settings names instead of the owner's PDS, if any.
 
 import type { LiveStatus } from "../ipc";
 
@@ -30,4 +31,9 @@ export function liveSentence(status: LiveStatus | null): string {
     default:
       return "Not following your repo yet.";
   }
+}
+
+/** Which stream the app follows: the owner's PDS, or the relay named in Settings. */
+export function liveSourceLine(status: LiveStatus | null): string {
+  return status?.source ? `Following ${status.source} (set in Settings)` : "Following your PDS";
 }

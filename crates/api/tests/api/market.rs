@@ -50,6 +50,7 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
         resolver,
         Some(market),
         swdesk_controller::EngineConfig::default(),
+        swdesk_api::live_source::LiveSource::Pds,
     )
     .await
     .unwrap();

@@ -1,7 +1,8 @@
 //! The window for people, checked in the real window: axe-core finds nothing serious or critical
 //! on any screen state the owner reaches, in light and in dark; a deployment is declared,
 //! requested and released with the keyboard alone, the focus taken by each dialog, kept in it,
-//! given back, and landing on what each action made; the layout holds at 1,024×700 and
+//! given back, and landing on what each action made; the Activity grouped by deployment, its
+//! folds of routine steps opened and closed by keyboard; the layout holds at 1,024×700 and
 //! 1,440×900 on every screen (nothing past the window's edge, no controls overlapping).
 
 use std::time::Duration;
@@ -13,6 +14,9 @@ use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 
 /// Publishing and the controller's reaction take seconds; generous under load.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The Activity's group of the steps about the deployment `web`.
+const WEB_GROUP: &str = "[data-testid='activity-group'][data-group='Infra/web']";
 
 /// Opens every fold of the deployment panel (the record, the local objects, the proofs), so
 /// what they hold is checked too.
@@ -55,6 +59,25 @@ async fn the_check_finds_a_planted_fault(window: &mut AppWindow) -> anyhow::Resu
     Ok(())
 }
 
+/// The `aria-expanded` of the element matching `css`.
+async fn expanded(window: &AppWindow, css: &str) -> anyhow::Result<Option<String>> {
+    Ok(window.find(css).await?.attr("aria-expanded").await?)
+}
+
+/// In the open editor, declares `web` with `contracts` and waits until its record holds it.
+async fn save_web_until_in_sync(window: &AppWindow, contracts: &str) -> anyhow::Result<()> {
+    window.type_into("#decl-name", "web").await?;
+    window.type_into("#decl-contracts", contracts).await?;
+    window.click("[data-action='save-declaration']").await?;
+    window
+        .wait_for(
+            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
@@ -85,15 +108,7 @@ async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()>
         .check_accessibility("editor with problems", &mut findings)
         .await?;
 
-    window.type_into("#decl-name", "web").await?;
-    window.type_into("#decl-contracts", "api, worker").await?;
-    window.click("[data-action='save-declaration']").await?;
-    window
-        .wait_for(
-            "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
-            SYNC_TIMEOUT,
-        )
-        .await?;
+    save_web_until_in_sync(&window, "api, worker").await?;
     window
         .find("[data-testid='deployment-detail'][data-name='web']")
         .await?;
@@ -388,9 +403,95 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
         window
             .find(&format!("main[data-section='{section}']"))
             .await?;
+        if section == "activity" {
+            // The steps' rows themselves, a fold of routine steps open among them.
+            window
+                .click(&format!("{WEB_GROUP} [data-action='toggle-fold']"))
+                .await?;
+            window
+                .find(&format!(
+                    "{WEB_GROUP} .folded [data-testid='activity-step']"
+                ))
+                .await?;
+        }
         at_each_size(&mut window, section, &mut problems).await?;
     }
     eprintln!("layout measured in {} states", problems.states());
     problems.assert_none()?;
+    window.close().await
+}
+
+#[tokio::test]
+async fn the_activity_is_grouped_by_deployment_and_its_routine_folds_open_by_keyboard()
+-> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let account = pds.create_account("e2eactivity").await?;
+    let env = sandbox_env(&pds, &account)?;
+    let mut window = AppWindow::open_with_env("activity-groups", &borrowed(&env)).await?;
+    window.sign_in().await?;
+    window.wait_for_text("main", "No deployments yet").await?;
+    window.press_command_key("n").await?;
+    save_web_until_in_sync(&window, "api").await?;
+    window.press_command_key("3").await?;
+
+    // The record's write and the contract's steps are in web's group, the index's elsewhere.
+    window
+        .wait_for(
+            &format!("{WEB_GROUP} [data-testid='record-write']"),
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    window
+        .wait_for_text_within(
+            "[data-testid='activity-group'][data-group='other']",
+            "computer.socialweb.infra/self",
+            SYNC_TIMEOUT,
+        )
+        .await?;
+    let shown = window
+        .find_all(&format!("{WEB_GROUP} [data-testid='activity-step']"))
+        .await?;
+    for step in &shown {
+        let text = step.text().await?;
+        assert!(
+            !text.contains("looked at") && !text.contains("in order"),
+            "routine steps are folded, yet {text:?} is shown"
+        );
+    }
+    let fold = format!("{WEB_GROUP} [data-action='toggle-fold']");
+    let summary = window.text_of(&fold).await?;
+    assert!(summary.contains("routine step"), "{summary}");
+    assert_eq!(expanded(&window, &fold).await?.as_deref(), Some("false"));
+    window.screenshot("folded").await?;
+
+    // By keyboard: Tab to the fold, Enter opens it, Space closes it again.
+    let tabs = window.tab_to("[data-action=toggle-fold]", 40).await?;
+    anyhow::ensure!(
+        window.focus_within(WEB_GROUP).await?,
+        "the first fold reached is web's: {}",
+        window.focused().await?
+    );
+    window.press("Enter").await?;
+    let opened = window
+        .wait_for(
+            &format!("{WEB_GROUP} .folded [data-testid='activity-step']"),
+            Duration::from_secs(5),
+        )
+        .await?;
+    let text = opened.text().await?;
+    assert!(
+        text.contains("looked at") || text.contains("in order"),
+        "the fold holds routine steps: {text:?}"
+    );
+    assert_eq!(expanded(&window, &fold).await?.as_deref(), Some("true"));
+    window.screenshot("unfolded").await?;
+    window.press("Space").await?;
+    window
+        .wait_for_gone(
+            &format!("{WEB_GROUP} .folded [data-testid='activity-step']"),
+            Duration::from_secs(5),
+        )
+        .await?;
+    eprintln!("reached web's fold of routine steps in {tabs} Tabs; opened and closed by keyboard");
     window.close().await
 }

@@ -1,7 +1,8 @@
 //! Layout that holds, measured in the real window: element rectangles read through WebDriver.
 //! Nothing shown may reach past the window's right edge (unless a scrolling or clipping box
 //! holds it), and within the rows that carry controls (toolbars, action rows, a contract's head,
-//! list rows, dialogs' action rows) no two shown children may overlap. Problems are kept by
+//! list rows, dialogs' action rows, the Activity's steps and group headings) no two shown
+//! children may overlap. Problems are kept by
 //! state, so one run names all of them.
 
 use std::time::Duration;
@@ -27,7 +28,7 @@ for (const e of document.body.querySelectorAll("*")) {
   const r = e.getBoundingClientRect();
   if (r.right > width + 1 && !held(e)) problems.push(`${name(e)} reaches ${Math.round(r.right)} px, past the window's ${width} px`);
 }
-const rows = ".toolbar, .row-actions, .contract-head, .footer, .actions, .badges, [data-testid=deployment-row], .side-panel > header, .section-header, .sidebar";
+const rows = ".toolbar, .row-actions, .contract-head, .footer, .actions, .badges, [data-testid=deployment-row], .side-panel > header, .section-header, .sidebar, [data-testid=activity-step], [data-testid=activity-group] > h2";
 for (const row of document.querySelectorAll(rows)) {
   if (!shown(row)) continue;
   const kids = Array.from(row.children).filter(shown);

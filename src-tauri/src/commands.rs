@@ -12,6 +12,10 @@ use tauri::{AppHandle, Manager, State};
 
 use crate::startup::{self, Startup};
 
+/// The app's name as people read it. Not Tauri's product name: on Linux that is the app id
+/// (`tauri.linux.conf.json`), which names the desktop entry and the packages.
+const DISPLAY_NAME: &str = "Socialweb Desk";
+
 /// What the Settings screen shows about this installation.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
@@ -93,7 +97,7 @@ pub fn app_info(app: AppHandle, desk: State<'_, Arc<Desk>>) -> Result<AppInfo, C
             .map_err(|error| CommandError::new(ErrorCode::Paths, error))
     };
     Ok(AppInfo {
-        name: app.package_info().name.clone(),
+        name: DISPLAY_NAME.to_owned(),
         version: app.package_info().version.to_string(),
         network: desk.sessions().network().display_name.clone(),
         demo: desk

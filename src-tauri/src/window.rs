@@ -130,6 +130,13 @@ mod tests {
     }
 
     #[test]
+    fn on_linux_the_product_name_is_the_identifier_so_the_desktop_entry_is_named_by_it() {
+        let config: serde_json::Value =
+            serde_json::from_str(include_str!("../tauri.linux.conf.json")).expect("the config");
+        assert_eq!(config["productName"], IDENTIFIER);
+    }
+
+    #[test]
     fn each_data_directory_is_an_instance_of_its_own() {
         let home = instance_name(std::path::Path::new("/home/alice/.local/share"));
         assert_eq!(

@@ -1,7 +1,9 @@
 //! The app as an owner installs it: the debug build's `.deb` (made by `cargo xtask test`; by
 //! hand, `cargo xtask bundle --debug`) installed by dpkg into a throwaway root with a package
 //! database of its own, its dependencies checked against this system by apt, launched from
-//! where it was installed as far as the sign-in screen, then removed; the `.rpm` read by rpm for
+//! where it was installed as far as the sign-in screen, then removed; on the way, its desktop
+//! entry named by the app id and found by `xdg-mime` as the handler of the app's sign-in link,
+//! and its binary stripped. The `.rpm` read by rpm for
 //! the same files and metadata. And the installed app updating itself: the next version's `.deb`
 //! (also made by `cargo xtask test`), signed and offered by a loopback release server, installed
 //! when the owner presses "Restart to update", and the app restarted into it.
@@ -13,19 +15,26 @@ use anyhow::Context;
 use swdesk_tests::AppWindow;
 use swdesk_tests::releases::{ReleaseServer, SigningKey};
 
-/// The package's name in both formats.
-const PACKAGE: &str = "socialweb-desk";
+/// The package's name in both formats (the bundler's kebab case of the product name, which on
+/// Linux is the app id: `src-tauri/tauri.linux.conf.json`).
+const PACKAGE: &str = "computer-socialweb-desk";
+
+/// The app id: the desktop entry's name, and the scheme of the app's sign-in link.
+const APP_ID: &str = "computer.socialweb.desk";
 
 /// The files every package holds (the icons at each size the bundle config names).
 const FILES: &[&str] = &[
     "/usr/bin/swdesk",
-    "/usr/share/applications/Socialweb Desk.desktop",
+    "/usr/share/applications/computer.socialweb.desk.desktop",
     "/usr/share/icons/hicolor/32x32/apps/swdesk.png",
     "/usr/share/icons/hicolor/64x64/apps/swdesk.png",
     "/usr/share/icons/hicolor/128x128/apps/swdesk.png",
     "/usr/share/icons/hicolor/256x256@2/apps/swdesk.png",
     "/usr/share/icons/hicolor/512x512/apps/swdesk.png",
 ];
+
+/// The desktop's cache of entries by MIME type that [`ThrowawayRoot::link_handler`] rebuilds.
+const MIME_CACHE: &str = "/usr/share/applications/mimeinfo.cache";
 
 /// The one package of `extension` the bundler wrote.
 fn package(extension: &str) -> anyhow::Result<PathBuf> {
@@ -154,6 +163,40 @@ impl ThrowawayRoot {
             .context("dpkg --status names no version")
     }
 
+    /// The desktop entry `xdg-mime` names as the default handler of the app's sign-in link,
+    /// with this root as the only system data folder, after the desktop's cache of entries by
+    /// MIME type is rebuilt there (what the system's `update-desktop-database` trigger does after
+    /// dpkg installs or removes a desktop entry); empty when there is none.
+    fn link_handler(&self) -> anyhow::Result<String> {
+        let share = self.root.join("usr/share");
+        let applications = share.join("applications");
+        std::fs::create_dir_all(&applications)?;
+        output(Command::new("update-desktop-database").arg(&applications))?;
+        let home = self
+            .root
+            .parent()
+            .context("the root has a parent")?
+            .join("home");
+        let (data, config) = (home.join("data"), home.join("config"));
+        for folder in [&data, &config] {
+            std::fs::create_dir_all(folder)?;
+        }
+        let answer = output(
+            Command::new("xdg-mime")
+                .args(["query", "default"])
+                .arg(format!("x-scheme-handler/{APP_ID}"))
+                .env("XDG_DATA_DIRS", &share)
+                .env("XDG_DATA_HOME", &data)
+                .env("XDG_CONFIG_HOME", &config)
+                .env("XDG_CONFIG_DIRS", &config)
+                // No desktop's own settings tool: the freedesktop.org rules alone.
+                .env_remove("XDG_CURRENT_DESKTOP")
+                .env_remove("DESKTOP_SESSION")
+                .env_remove("KDE_FULL_SESSION"),
+        )?;
+        Ok(answer.trim().to_owned())
+    }
+
     /// Every regular file under the root, as an absolute path in the installed system.
     fn files(&self) -> Vec<String> {
         let mut found = Vec::new();
@@ -215,7 +258,7 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
     let entry = std::fs::read_to_string(
         installed
             .root
-            .join("usr/share/applications/Socialweb Desk.desktop"),
+            .join(format!("usr/share/applications/{APP_ID}.desktop")),
     )?;
     for line in [
         // The desktop hands the app its sign-in link (`%u`) and knows the app opens it.
@@ -227,7 +270,17 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
     ] {
         assert!(entry.lines().any(|l| l == line), "{line} in:\n{entry}");
     }
+    assert_eq!(
+        installed.link_handler()?,
+        format!("{APP_ID}.desktop"),
+        "the desktop names the installed entry as the handler of the app's sign-in link"
+    );
     let binary = installed.root.join("usr/bin/swdesk");
+    let sections = section_names(&binary)?;
+    assert!(
+        !sections.iter().any(|name| is_symbols_or_debug_info(name)),
+        "the installed binary ships stripped (no symbol table, no debug info): {sections:?}"
+    );
     let help = output(Command::new(&binary).arg("--help"))?;
     assert!(help.contains("Usage: swdesk"), "{help}");
 
@@ -243,11 +296,42 @@ async fn the_deb_installs_opens_to_the_sign_in_screen_and_uninstalls_cleanly() -
 
     output(installed.dpkg().args(["--remove", PACKAGE]))?;
     assert_eq!(
+        installed.link_handler()?,
+        "",
+        "once removed, nothing handles the app's link"
+    );
+    assert_eq!(
         installed.files(),
-        Vec::<String>::new(),
-        "removed without a trace"
+        vec![MIME_CACHE.to_owned()],
+        "removed without a trace (the desktop's cache is the system's, rebuilt without it)"
     );
     Ok(())
+}
+
+/// Whether an ELF section is what stripping takes away: the symbol table and its strings, or
+/// DWARF debug info (`.debug_gdb_scripts` is not: rustc's loaded pointer to gdb's helpers).
+fn is_symbols_or_debug_info(section: &str) -> bool {
+    matches!(section, ".symtab" | ".strtab")
+        || (section.starts_with(".debug_") && section != ".debug_gdb_scripts")
+}
+
+/// The names of the ELF sections of `binary`, as `readelf` lists its section headers.
+fn section_names(binary: &Path) -> anyhow::Result<Vec<String>> {
+    let headers = output(
+        Command::new("readelf")
+            .args(["--section-headers", "--wide"])
+            .arg(binary),
+    )?;
+    let names: Vec<String> = headers
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix('[')?.split_once(']'))
+        .filter_map(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+        .collect();
+    anyhow::ensure!(
+        names.iter().any(|name| name == ".text"),
+        "readelf listed no .text section:\n{headers}"
+    );
+    Ok(names)
 }
 
 #[tokio::test]
@@ -339,7 +423,7 @@ fn the_rpm_holds_the_same_files_and_describes_itself() -> anyhow::Result<()> {
     assert_eq!(files, expected_files());
     let info = output(Command::new("rpm").arg("-qip").arg(&rpm))?;
     for expected in [
-        "Name        : socialweb-desk",
+        "Name        : computer-socialweb-desk",
         "License     : MIT OR Apache-2.0",
         "Summary     : Your socialweb.computer deployments on the desktop",
     ] {

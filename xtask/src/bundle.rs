@@ -3,7 +3,10 @@
 //! its icons, with the app's description, license and dependencies (WebKitGTK, GTK; a Secret
 //! Service keychain recommended). Release by default; `cargo xtask test` bundles the debug build
 //! it already made, and its end-to-end suite installs that `.deb` into a throwaway root and
-//! launches it. AppImage is not built: its tools download from outside at build time.
+//! launches it. AppImage is not built: its tools download from outside at build time. On Linux
+//! the product name is the app id (`src-tauri/tauri.linux.conf.json`), so the bundler names the
+//! desktop entry `computer.socialweb.desk.desktop`, as the desktop specification and `xdg-mime`
+//! expect, and the packages after it; the binary in them is stripped (the Cargo profiles).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,27 +35,65 @@ pub struct Packages {
     pub rpm: PathBuf,
 }
 
-/// The task: builds the UI and the packages, and prints where they are and their sizes.
-#[allow(clippy::print_stdout)] // the packages and their sizes are the task's output
+/// The task: builds the UI and the packages, and prints where they and the binary they hold
+/// are (absolute, in cargo's target directory wherever `CARGO_TARGET_DIR` puts it), their sizes,
+/// and the command that installs each (with `sudo` only when not root).
+#[allow(clippy::print_stdout)] // the packages, their sizes and how to install them are the output
 pub fn bundle(paths: &Paths, args: &BundleArgs) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Run)?;
     run::build_ui(paths)?;
     let packages = build(paths, args.debug)?;
-    for package in [&packages.deb, &packages.rpm] {
-        println!("{} ({})", package.display(), mebibytes(package)?);
+    let binary = paths.binary(profile(args.debug), run::APP_BINARY);
+    println!(
+        "deb     {} ({})",
+        packages.deb.display(),
+        mebibytes(&packages.deb)?
+    );
+    println!(
+        "rpm     {} ({})",
+        packages.rpm.display(),
+        mebibytes(&packages.rpm)?
+    );
+    println!("binary  {} ({})", binary.display(), mebibytes(&binary)?);
+    if let Some(installed) = installed_size(&packages.deb) {
+        println!("installed size: {installed}");
     }
-    if let Some(installed) = cmd::stdout_of(
-        Command::new("dpkg-deb")
-            .args(["--field"])
-            .arg(&packages.deb)
-            .arg("Installed-Size"),
-    ) {
-        println!(
-            "installed: {:.1} MiB",
-            installed.trim().parse::<f64>().unwrap_or_default() / 1024.0
-        );
-    }
+    let root = if setup::is_root() { "" } else { "sudo " };
+    println!(
+        "install on Debian or Ubuntu: {root}apt install {}",
+        shell_word(&packages.deb)
+    );
+    println!(
+        "         on Fedora or openSUSE: {root}dnf install {}",
+        shell_word(&packages.rpm)
+    );
     Ok(())
+}
+
+/// The space the `.deb` takes once installed, as its control file says.
+fn installed_size(deb: &Path) -> Option<String> {
+    let kibibytes = cmd::stdout_of(
+        Command::new("dpkg-deb")
+            .arg("--field")
+            .arg(deb)
+            .arg("Installed-Size"),
+    )?;
+    let kibibytes: f64 = kibibytes.trim().parse().ok()?;
+    Some(format!("{:.1} MiB", kibibytes / 1024.0))
+}
+
+/// `path` as one word of a shell command line: quoted when it holds anything but the
+/// characters a path is usually made of.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._+-@%:,".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// Builds the app (`debug` or release) and bundles it; answers the two packages. The UI must
@@ -118,8 +159,12 @@ fn tauri_build(paths: &Paths, debug: bool, bundles: &str) -> Command {
 
 /// Where the bundler writes the packages of a build.
 pub fn bundle_directory(paths: &Paths, debug: bool) -> PathBuf {
-    let profile = if debug { "debug" } else { "release" };
-    paths.target.join(profile).join("bundle")
+    paths.target.join(profile(debug)).join("bundle")
+}
+
+/// The directory cargo builds a profile into.
+fn profile(debug: bool) -> &'static str {
+    if debug { "debug" } else { "release" }
 }
 
 /// The one file ending in `.extension` in `directory`.

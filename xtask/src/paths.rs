@@ -1,5 +1,7 @@
 //! Where things are: the workspace root, cargo's target directory (which `CARGO_TARGET_DIR` may
-//! move outside the clone, as CI does), the UI, the built binaries and the E2E screenshots.
+//! move outside the clone, as CI does; always absolute here, so a path printed or handed to a
+//! command run elsewhere names the same file), the UI, the built binaries and the E2E
+//! screenshots.
 
 use std::path::{Path, PathBuf};
 
@@ -61,8 +63,9 @@ impl Paths {
 }
 
 fn target_directory(root: &Path) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Ok(PathBuf::from(dir));
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        // Relative to where cargo was run, as cargo reads it.
+        return Ok(std::env::current_dir()?.join(dir));
     }
     let output = crate::cmd::cargo()
         .args(["metadata", "--no-deps", "--format-version", "1"])

@@ -1,4 +1,5 @@
-//! `cargo xtask run` (set up, build the window and the app, open it), plus the two generators:
+//! `cargo xtask run` (set up, build the window and the app, open it on the local sandbox; with
+//! `--app`, open a built or installed app there instead), plus the two generators:
 //! `bindings` (the window's TypeScript types) and `icons` (every icon from one SVG).
 
 use std::process::Command;
@@ -24,17 +25,27 @@ pub struct RunArgs {
     /// its `peer.sh`) beside the sandbox's bidders, so contracts trade with it too.
     #[arg(long)]
     pub public_market: bool,
+    /// Open this app binary on the sandbox instead of building the debug app: the installed
+    /// one (`--app /usr/bin/swdesk`), or a release build.
+    #[arg(long, value_name = "BINARY")]
+    pub app: Option<std::path::PathBuf>,
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<()> {
     setup::ensure(paths, Purpose::Run)?;
-    build_ui(paths)?;
+    let app = match &args.app {
+        Some(app) => {
+            anyhow::ensure!(app.is_file(), "no app at {}", app.display());
+            app.clone()
+        }
+        None => {
+            build_ui(paths)?;
+            cmd::run(cmd::cargo().args(["build", "--package", "swdesk-app", "--bin", APP_BINARY]))?;
+            paths.binary("debug", APP_BINARY)
+        }
+    };
     cmd::run(cmd::cargo().args([
         "build",
-        "--package",
-        "swdesk-app",
-        "--bin",
-        APP_BINARY,
         "--package",
         "swdesk-sandbox-gateway",
         "--bin",
@@ -70,7 +81,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<()> {
         .then(|| PublicMarketPeer::start(paths, &pds))
         .transpose()?;
     let line = sandbox::app_line(&pds, &gateway.did()?, &bidders, public.as_ref())?;
-    let outcome = cmd::run(Command::new(paths.binary("debug", APP_BINARY)).env(SANDBOX_ENV, line));
+    let outcome = cmd::run(Command::new(app).env(SANDBOX_ENV, line));
     drop(public);
     drop(bidders);
     drop(gateway);

@@ -45,6 +45,8 @@ const TEST_PACKAGES: &[&str] = &[
     "rpm",
     // The browser opens the app's sign-in link through the desktop entries, as a desktop does.
     "xdg-utils",
+    // The packaging test rebuilds the desktop's MIME cache as the system's dpkg trigger does.
+    "desktop-file-utils",
 ];
 
 /// tauri-driver, pinned: the WebDriver bridge between the test client and WebKitWebDriver.
@@ -162,10 +164,14 @@ fn apt_package_installed(package: &str) -> bool {
         .is_some_and(|status| status.contains("install ok installed"))
 }
 
+/// Whether this process runs as root (and so needs no `sudo`).
+pub fn is_root() -> bool {
+    cmd::stdout_of(Command::new("id").arg("-u")).is_some_and(|uid| uid.trim() == "0")
+}
+
 /// `program` as root: directly when we are root, otherwise through `sudo`.
 fn privileged(program: &str) -> Command {
-    let is_root = cmd::stdout_of(Command::new("id").arg("-u")).is_some_and(|uid| uid.trim() == "0");
-    if is_root {
+    if is_root() {
         Command::new(program)
     } else {
         let mut command = Command::new("sudo");

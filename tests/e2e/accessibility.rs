@@ -304,47 +304,6 @@ async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> 
     window.close().await
 }
 
-/// The window sizes the layout must hold at.
-const SIZES: [(u32, u32); 2] = [(1024, 700), (1440, 900)];
-
-/// Resizes the window and waits until the page has its new width.
-async fn resize_to(window: &AppWindow, width: u32, height: u32) -> anyhow::Result<()> {
-    swdesk_tests::desktop::resize_window("Socialweb Desk", width, height)?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let seen = window
-            .run_script(
-                "arguments[0](window.innerWidth)",
-                vec![],
-                Duration::from_secs(5),
-            )
-            .await?;
-        if seen.as_u64() == Some(u64::from(width)) {
-            // Two frames for the layout to settle.
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            return Ok(());
-        }
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "the page never became {width} px wide (it is {seen})"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Measures the state at each of [`SIZES`].
-async fn at_each_size(
-    window: &mut AppWindow,
-    state: &str,
-    problems: &mut LayoutProblems,
-) -> anyhow::Result<()> {
-    for (width, height) in SIZES {
-        resize_to(window, width, height).await?;
-        window.check_layout(state, problems).await?;
-    }
-    Ok(())
-}
-
 #[tokio::test]
 async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
@@ -354,7 +313,9 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
     let mut problems = LayoutProblems::default();
     window.sign_in().await?;
     window.wait_for_text("main", "No deployments yet").await?;
-    at_each_size(&mut window, "no deployments", &mut problems).await?;
+    window
+        .check_layout_at_each_size("no deployments", &mut problems)
+        .await?;
 
     window.press_command_key("n").await?;
     window.type_into("#decl-name", "web").await?;
@@ -365,7 +326,9 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
         )
         .await?;
     window.type_into("#decl-contracts", "api, worker").await?;
-    at_each_size(&mut window, "editor", &mut problems).await?;
+    window
+        .check_layout_at_each_size("editor", &mut problems)
+        .await?;
     window.click("[data-action='save-declaration']").await?;
     window
         .find("[data-testid='deployment-detail'][data-name='web']")
@@ -382,7 +345,9 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
             "Waiting for",
         )
         .await?;
-    at_each_size(&mut window, "deployment panel", &mut problems).await?;
+    window
+        .check_layout_at_each_size("deployment panel", &mut problems)
+        .await?;
     window
         .wait_for(
             "[data-testid='deployment-row'][data-name='web'][data-sync='inSync']",
@@ -393,7 +358,9 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
     window
         .find("[data-testid='record-dialog'] [data-testid='record-inspector'] pre")
         .await?;
-    at_each_size(&mut window, "record inspector", &mut problems).await?;
+    window
+        .check_layout_at_each_size("record inspector", &mut problems)
+        .await?;
     window.press("Escape").await?;
     window
         .wait_for_gone("[data-testid='record-dialog']", Duration::from_secs(5))
@@ -414,7 +381,9 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
                 ))
                 .await?;
         }
-        at_each_size(&mut window, section, &mut problems).await?;
+        window
+            .check_layout_at_each_size(section, &mut problems)
+            .await?;
     }
     eprintln!("layout measured in {} states", problems.states());
     problems.assert_none()?;

@@ -5,7 +5,9 @@
 //! and on that deployment, until it rejoins), download a kubeconfig (refused at a path
 //! outside `~/.kube`; the file: mode 0600, the server shown, a certificate valid for the
 //! lifetime picked; shown again after a restart, and said to be gone once its file is), dry-run and
-//! apply a Job, and follow it to Succeeded with its log; a kubeconfig that no longer works marks
+//! apply a Job, and follow it to Succeeded with its log; members by handle (the owner's row
+//! offers no Revoke, and the api refuses a self-revoke), another member revoked after a
+//! confirmation that names it; a kubeconfig that no longer works marks
 //! its cluster's row and is removed in one click (and is told). At a start with the PDS and the
 //! gateway down, the deployments, the clusters last seen live (with when they were seen) and
 //! their nodes' contracts are shown, and the window catches up once both answer.
@@ -16,9 +18,11 @@ use std::time::Duration;
 use swdesk_atproto::identity::IdentityConfig;
 use swdesk_atproto::oauth::Secret;
 use swdesk_devnet::SandboxPds;
+use swdesk_devnet::pds::Account;
 use swdesk_gateway::kubeconfig::Summary;
 use swdesk_sandbox_gateway::{Config, GatewayAccount, RunningGateway, Timings};
 use swdesk_testkit::kept::sandbox_kept_in;
+use swdesk_tests::layout::LayoutProblems;
 use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env, with_sandbox_field};
 use url::Url;
 
@@ -42,11 +46,16 @@ const TIMINGS: Timings = Timings {
 };
 
 async fn gateway(pds: &SandboxPds) -> anyhow::Result<RunningGateway> {
-    gateway_on(pds, 0).await
+    gateway_on(pds, 0, Vec::new()).await
 }
 
-/// A sandbox gateway on `port` (0: any free one); the same port gives the same `did:web`.
-async fn gateway_on(pds: &SandboxPds, port: u16) -> anyhow::Result<RunningGateway> {
+/// A sandbox gateway on `port` (0: any free one; the same port gives the same `did:web`),
+/// granting `members` on every cluster besides its owner.
+async fn gateway_on(
+    pds: &SandboxPds,
+    port: u16,
+    members: Vec<String>,
+) -> anyhow::Result<RunningGateway> {
     let account = pds.create_account("e2egw").await?;
     let pds_url = Url::parse(&pds.info().pds_url)?;
     let identity = IdentityConfig::sandbox(Url::parse(&pds.info().plc_url)?, pds_url.clone());
@@ -57,6 +66,7 @@ async fn gateway_on(pds: &SandboxPds, port: u16) -> anyhow::Result<RunningGatewa
     };
     let mut config = Config::new(identity, account, TIMINGS);
     config.port = port;
+    config.members = members;
     Ok(swdesk_sandbox_gateway::start(config).await?)
 }
 
@@ -65,7 +75,9 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let owner = pds.create_account("e2eclu").await?;
-    let gateway = gateway(&pds).await?;
+    // A team member the gateway grants on the owner's clusters: the one the owner may revoke.
+    let mate = pds.create_account("e2emate").await?;
+    let gateway = gateway_on(&pds, 0, vec![mate.did.clone()]).await?;
     let env = with_sandbox_field(
         sandbox_env(&pds, &owner)?,
         "gatewayDid",
@@ -111,9 +123,13 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         )
         .await?;
     let infra = window.text_of("[data-testid='node-infra']").await?;
+    let record = window
+        .attr_of("[data-testid='node-infra-uri']", "data-value")
+        .await?
+        .unwrap_or_default();
     assert!(
-        infra.contains("computer.socialweb.infra/nodes-") && infra.contains("dev-node-1"),
-        "the record and each node are shown: {infra}"
+        record.contains("/computer.socialweb.infra/nodes-") && infra.contains("dev-node-1"),
+        "the record (short, whole behind its copy button) and each node are shown: {record} {infra}"
     );
     assert!(
         window
@@ -189,45 +205,7 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
         .await?;
     window.screenshot("job-succeeded").await?;
 
-    // Revoking asks first, in words; cancelling changes nothing.
-    let member = format!("[data-testid='cluster-member'][data-did='{}']", owner.did);
-    window
-        .wait_for_text(&format!("{member} [data-testid='member-state']"), "Active")
-        .await?;
-    window
-        .click(&format!("{member} [data-action='revoke-member']"))
-        .await?;
-    let asked = window.text_of("[data-testid='confirm-message']").await?;
-    assert!(
-        asked.contains("kubeconfigs issued to it stop working") && asked.contains("This is you"),
-        "the confirmation says what revoking does, and that it is the owner: {asked}"
-    );
-    window.screenshot("revoke-confirmation").await?;
-    window
-        .click("[data-testid='confirm'] [data-action='cancel']")
-        .await?;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(
-        window.find_all("[data-testid='confirm']").await?.is_empty(),
-        "the confirmation closed"
-    );
-    assert!(
-        window
-            .text_of(&format!("{member} [data-testid='member-state']"))
-            .await?
-            .contains("Active"),
-        "cancelled: the grant stands"
-    );
-    window
-        .click(&format!("{member} [data-action='revoke-member']"))
-        .await?;
-    window
-        .click("[data-testid='confirm'] [data-action='confirm']")
-        .await?;
-    window
-        .wait_for_text(&format!("{member} [data-testid='member-state']"), "Revoked")
-        .await?;
-    window.screenshot("revoked").await?;
+    members_are_named_and_the_owner_cannot_revoke_themself(&mut window, &owner, &mate).await?;
 
     // A restart keeps the kubeconfig saved: its place and expiry are shown again; once its
     // file is gone, the window says so, with the fix.
@@ -282,7 +260,7 @@ async fn a_cluster_becomes_ready_live_and_runs_a_job_with_a_downloaded_kubeconfi
 async fn nodes_open_as_a_read_only_deployment(window: &mut AppWindow) -> anyhow::Result<()> {
     // The sandbox gateway provides its simulated nodes itself: its account won each.
     let node = "[data-testid='node-infra'] [data-node-contract='node-0']";
-    window.wait_for_text(node, "won by did:plc:").await?;
+    window.wait_for_text(node, "won by @e2egw").await?;
     window.click("[data-action='open-node-infra']").await?;
     window
         .wait_for_text("[data-testid='read-only']", "the gateway of cluster dev")
@@ -297,7 +275,10 @@ async fn nodes_open_as_a_read_only_deployment(window: &mut AppWindow) -> anyhow:
     let winner = window
         .text_of(&format!("{card} [data-testid='contract-winner']"))
         .await?;
-    assert!(winner.contains("Winner:"), "the winner is shown: {winner}");
+    assert!(
+        winner.contains("Won by @e2egw"),
+        "the winner is shown by handle: {winner}"
+    );
     window
         .find(&format!("{card} [data-testid='contract-history']"))
         .await?;
@@ -424,7 +405,7 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     // Both answer again: the PDS with its data, a fresh gateway on the same address (it holds
     // no cluster).
     let pds = SandboxPds::start_with(&storage, &[]).await?;
-    let gateway = gateway_on(&pds, port).await?;
+    let gateway = gateway_on(&pds, port, Vec::new()).await?;
     window
         .wait_for_gone("[data-testid='clusters-as-of']", CATCH_UP)
         .await?;
@@ -444,5 +425,114 @@ async fn what_was_seen_is_shown_at_a_start_with_the_pds_and_the_gateway_down_the
     gateway.stop().await;
     // Waited for, so no process of this test outlives it.
     pds.stop().await?;
+    Ok(())
+}
+
+/// The members are listed by handle, the DID short beside it; the owner's row is marked and
+/// offers no Revoke (the api refuses it too, with why); revoking another member asks first,
+/// naming it by handle, and cancelling changes nothing.
+async fn members_are_named_and_the_owner_cannot_revoke_themself(
+    window: &mut AppWindow,
+    owner: &Account,
+    mate: &Account,
+) -> anyhow::Result<()> {
+    let row = |did: &str| format!("[data-testid='cluster-member'][data-did='{did}']");
+    let (own, other) = (row(&owner.did), row(&mate.did));
+    window
+        .wait_for_text(&format!("{own} [data-testid='member-state']"), "Active")
+        .await?;
+    window
+        .wait_for_text(&own, &format!("@{}", owner.handle))
+        .await?;
+    window
+        .wait_for_text(&other, &format!("@{}", mate.handle))
+        .await?;
+    let shown = window.text_of("[data-testid='cluster-members']").await?;
+    assert!(
+        !shown.contains(&owner.did) && !shown.contains(&mate.did),
+        "members by handle, their DIDs short: {shown}"
+    );
+    assert_eq!(
+        window.attr_of(&own, "data-you").await?.as_deref(),
+        Some("true")
+    );
+    // The cluster's rows (nodes, their contracts, members) hold at 1,024 and 1,440 px.
+    let mut problems = LayoutProblems::default();
+    window
+        .check_layout_at_each_size("cluster detail", &mut problems)
+        .await?;
+    problems.assert_none()?;
+    assert!(
+        window
+            .find_all(&format!("{own} [data-action='revoke-member']"))
+            .await?
+            .is_empty(),
+        "the owner is never offered to revoke themself"
+    );
+    let refused = window
+        .run_script(
+            "const done = arguments[arguments.length - 1]; \
+             window.__TAURI_INTERNALS__.invoke('revoke_identity', { name: 'dev', did: arguments[0] }) \
+               .then(() => done({ revoked: true }), (error) => done(error));",
+            vec![serde_json::json!(owner.did)],
+            STEP_TIMEOUT,
+        )
+        .await?;
+    assert_eq!(
+        refused["code"], "self-revoke",
+        "the api refuses a self-revoke too: {refused}"
+    );
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("would lock you out")),
+        "and says why: {refused}"
+    );
+
+    window
+        .wait_for_text(&format!("{other} [data-testid='member-state']"), "Active")
+        .await?;
+    window
+        .click(&format!("{other} [data-action='revoke-member']"))
+        .await?;
+    let asked = window.text_of("[data-testid='confirm-message']").await?;
+    assert!(
+        asked.starts_with(&format!("@{}", mate.handle))
+            && asked.contains("kubeconfigs issued to it stop working"),
+        "the confirmation names the member by handle and says what revoking does: {asked}"
+    );
+    window.screenshot("revoke-confirmation").await?;
+    window
+        .click("[data-testid='confirm'] [data-action='cancel']")
+        .await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        window.find_all("[data-testid='confirm']").await?.is_empty(),
+        "the confirmation closed"
+    );
+    assert!(
+        window
+            .text_of(&format!("{other} [data-testid='member-state']"))
+            .await?
+            .contains("Active"),
+        "cancelled: the grant stands"
+    );
+    window
+        .click(&format!("{other} [data-action='revoke-member']"))
+        .await?;
+    window
+        .click("[data-testid='confirm'] [data-action='confirm']")
+        .await?;
+    window
+        .wait_for_text(&format!("{other} [data-testid='member-state']"), "Revoked")
+        .await?;
+    assert!(
+        window
+            .text_of(&format!("{own} [data-testid='member-state']"))
+            .await?
+            .contains("Active"),
+        "the owner's own grant stands"
+    );
+    window.screenshot("revoked").await?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use swdesk_devnet::SandboxPds;
 use swdesk_tests::desktop::{DesktopNotifications, OtherApp};
-use swdesk_tests::{AppWindow, borrowed, sandbox_env};
+use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env};
 
 /// Publishing, pulling and the controller's reaction take seconds, a status-only write of the
 /// record up to a minute (the progress-write policy); generous under load.
@@ -130,10 +130,14 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     window
         .find("[data-testid='deployment-detail'][data-name='web']")
         .await?;
+    // The record's URI is shown short, the whole of it behind its copy button.
     window
-        .wait_for_text(
-            "[data-testid='record-uri']",
-            &format!("at://{}/computer.socialweb.infra/web", account.did),
+        .wait_for(
+            &format!(
+                "[data-testid='record-uri'][data-value='at://{}/computer.socialweb.infra/web']",
+                account.did
+            ),
+            STEP_TIMEOUT,
         )
         .await?;
     window

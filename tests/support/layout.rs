@@ -28,7 +28,7 @@ for (const e of document.body.querySelectorAll("*")) {
   const r = e.getBoundingClientRect();
   if (r.right > width + 1 && !held(e)) problems.push(`${name(e)} reaches ${Math.round(r.right)} px, past the window's ${width} px`);
 }
-const rows = ".toolbar, .row-actions, .contract-head, .footer, .actions, .badges, [data-testid=deployment-row], .side-panel > header, .section-header, .sidebar, [data-testid=activity-step], [data-testid=activity-group] > h2";
+const rows = ".toolbar, .row-actions, .contract-head, .footer, .actions, .badges, [data-testid=deployment-row], .side-panel > header, .section-header, .sidebar, [data-testid=activity-step], [data-testid=activity-group] > h2, [data-testid=contract-lead], [data-testid=cluster-row], [data-testid=cluster-member], [data-node-contract], [data-testid=cluster-nodes] > li, .short-id, .person";
 for (const row of document.querySelectorAll(rows)) {
   if (!shown(row)) continue;
   const kids = Array.from(row.children).filter(shown);
@@ -68,7 +68,48 @@ impl LayoutProblems {
     }
 }
 
+/// The window sizes the layout must hold at.
+pub const SIZES: [(u32, u32); 2] = [(1024, 700), (1440, 900)];
+
 impl AppWindow {
+    /// Resizes the window and waits until the page has its new width.
+    pub async fn resize_to(&self, width: u32, height: u32) -> anyhow::Result<()> {
+        crate::desktop::resize_window("Socialweb Desk", width, height)?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let seen = self
+                .run_script(
+                    "arguments[0](window.innerWidth)",
+                    vec![],
+                    Duration::from_secs(5),
+                )
+                .await?;
+            if seen.as_u64() == Some(u64::from(width)) {
+                // Two frames for the layout to settle.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                return Ok(());
+            }
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "the page never became {width} px wide (it is {seen})"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Measures the state at each of [`SIZES`] ([`Self::check_layout`]).
+    pub async fn check_layout_at_each_size(
+        &mut self,
+        state: &str,
+        problems: &mut LayoutProblems,
+    ) -> anyhow::Result<()> {
+        for (width, height) in SIZES {
+            self.resize_to(width, height).await?;
+            self.check_layout(state, problems).await?;
+        }
+        Ok(())
+    }
+
     /// Measures the window as it stands, keeping its problems under `state`, with a screenshot.
     pub async fn check_layout(
         &mut self,

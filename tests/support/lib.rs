@@ -371,6 +371,12 @@ impl AppWindow {
         Ok(self.find(css).await?.text().await?)
     }
 
+    /// The attribute `name` of the first element matching the CSS selector (`None` when it has
+    /// none): the whole value behind a short identifier (`data-value`), a tooltip (`title`).
+    pub async fn attr_of(&self, css: &str, name: &str) -> anyhow::Result<Option<String>> {
+        Ok(self.find(css).await?.attr(name).await?)
+    }
+
     /// Clicks the element once a person could: see [`Self::actionable`]. When the page
     /// replaced the element between that check and the click (a list rendered again: CI, the
     /// offline-start test's cluster row), WebDriver refuses the stale node and no click was

@@ -13,12 +13,13 @@
 //! or JSON) and refused with its parse error before any request is made.
 
 use crate::error_code::ErrorCode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
 use swdesk_kernel::timestamp::Clock as _;
 
+use crate::identities::Names;
 use crate::last_seen::{LastSeen, Seen};
 use crate::serde_name as text;
 use swdesk_gateway::kubeconfig::{self, Minimal, Summary};
@@ -61,6 +62,12 @@ pub struct MemberRow {
     pub name: Option<String>,
     /// Its grant's state.
     pub state: Option<String>,
+    /// Its handle, when verified both ways (filled from what is known: [`name_members`]).
+    #[serde(default)]
+    pub handle: Option<String>,
+    /// Whether it is the signed-in owner, who is never offered to revoke themself.
+    #[serde(default)]
+    pub you: bool,
 }
 
 /// One cluster, as the list shows it.
@@ -164,6 +171,8 @@ impl ClusterBoard {
                 did: member.did.clone(),
                 name: member.name.clone(),
                 state: member.state.as_ref().map(text),
+                handle: None,
+                you: false,
             });
             row.members.sort_by(|a, b| a.did.cmp(&b.did));
         }
@@ -221,6 +230,33 @@ pub fn row_of(
     }
 }
 
+/// The DIDs the clusters show: their members'.
+pub fn member_dids(rows: &[ClusterRow]) -> BTreeSet<String> {
+    rows.iter()
+        .flat_map(|row| row.members.iter().map(|member| member.did.clone()))
+        .collect()
+}
+
+/// Fills in each member's handle as far as `names` know it, and marks the signed-in owner
+/// `own` (the one row the window offers no Revoke).
+pub fn name_members(rows: &mut [ClusterRow], names: &Names, own: &str) {
+    for member in rows.iter_mut().flat_map(|row| row.members.iter_mut()) {
+        member.handle = names
+            .get(&member.did)
+            .and_then(|named| named.handle.clone());
+        member.you = member.did == own;
+    }
+}
+
+/// Refuses revoking the signed-in owner's own grant (`own`): it would lock them out of their
+/// cluster, and only the gateway could undo it.
+pub fn refuse_self_revoke(did: &str, own: &str) -> Result<(), ClusterError> {
+    if did == own {
+        return Err(ClusterError::SelfRevoke(did.to_owned()));
+    }
+    Ok(())
+}
+
 fn is_waiting(phase: &Phase) -> bool {
     matches!(phase_text(phase).as_str(), "Initializing" | "Draining")
 }
@@ -256,6 +292,11 @@ pub enum ClusterError {
     /// The TTL is outside what the gateway issues.
     #[error("a kubeconfig lives {min}..={max} seconds; {0} is outside", min = KubeconfigLifetime::MIN_SECONDS, max = KubeconfigLifetime::MAX_SECONDS)]
     Ttl(i64),
+    /// The owner asked to revoke their own grant.
+    #[error(
+        "{0} is you: revoking your own grant would lock you out of the cluster; revoke another member"
+    )]
+    SelfRevoke(String),
     /// The kubeconfig could not be written or read back.
     #[error("the kubeconfig could not be saved at {path}: {message}")]
     Save {
@@ -274,6 +315,7 @@ impl ClusterError {
             Self::Manifest(_) => ErrorCode::Manifest,
             Self::Ttl(_) => ErrorCode::Ttl,
             Self::Save { .. } => ErrorCode::Save,
+            Self::SelfRevoke(_) => ErrorCode::SelfRevoke,
         }
     }
 }
@@ -715,6 +757,57 @@ mod tests {
             shown.as_of.is_some(),
             "marked with when they were seen live"
         );
+    }
+
+    #[test]
+    fn members_are_named_as_far_as_known_and_the_owner_is_marked() {
+        let mut board = ClusterBoard::default();
+        board.apply(&FeedEvent::Snapshot(vec![
+            cluster("dev", "Ready"),
+            message(json!({"$type": "#member", "cluster": "dev", "did": "did:plc:owner"})),
+            message(json!({"$type": "#member", "cluster": "dev", "did": "did:plc:mate"})),
+            message(json!({"$type": "#member", "cluster": "dev", "did": "did:plc:stranger"})),
+        ]));
+        let mut rows = board.rows();
+        let pds = url::Url::parse("http://localhost:2583").unwrap();
+        let named = |handle: Option<&str>| crate::identities::Named {
+            handle: handle.map(str::to_owned),
+            pds: pds.clone(),
+        };
+        let names = Names::from([
+            ("did:plc:owner".to_owned(), named(Some("owner.test"))),
+            ("did:plc:mate".to_owned(), named(None)),
+        ]);
+        assert_eq!(
+            member_dids(&rows),
+            BTreeSet::from(["did:plc:mate", "did:plc:owner", "did:plc:stranger"].map(String::from))
+        );
+        name_members(&mut rows, &names, "did:plc:owner");
+        let shown: Vec<_> = rows[0]
+            .members
+            .iter()
+            .map(|member| (member.did.as_str(), member.handle.as_deref(), member.you))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("did:plc:mate", None, false),
+                ("did:plc:owner", Some("owner.test"), true),
+                ("did:plc:stranger", None, false),
+            ],
+            "a handle only where verified; only the owner is marked"
+        );
+    }
+
+    #[test]
+    fn the_owner_is_refused_revoking_themself_with_why() {
+        let refused = refuse_self_revoke("did:plc:owner", "did:plc:owner").unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::SelfRevoke);
+        assert_eq!(
+            refused.to_string(),
+            "did:plc:owner is you: revoking your own grant would lock you out of the cluster; revoke another member"
+        );
+        assert!(refuse_self_revoke("did:plc:mate", "did:plc:owner").is_ok());
     }
 
     #[test]

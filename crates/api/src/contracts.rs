@@ -397,10 +397,52 @@ fn name_contract(contract: &mut ContractView, names: &Names) {
         asked.bidder_handle = handle(&asked.bidder);
     }
     contract.winner_handle = contract.winner.as_deref().and_then(handle);
+    if let Some(message) = &mut contract.message {
+        *message = named_text(message, names);
+    }
+    for change in &mut contract.history {
+        if let Some(message) = &mut change.message {
+            *message = named_text(message, names);
+        }
+    }
     contract.receipt_url = contract
         .receipt
         .as_deref()
         .and_then(|receipt| receipt_url(receipt, names));
+}
+
+/// `text` with each DID it names that has a verified handle in `names` said as `@handle`
+/// ("deployed by @bidder.test"); a DID inside an at-uri (`at://did:…/…`) is left as it is,
+/// since the URI must stay one to copy.
+pub fn named_text(text: &str, names: &Names) -> String {
+    let mut named = text.to_owned();
+    for (did, handle) in names
+        .iter()
+        .filter_map(|(did, known)| Some((did, known.handle.as_deref()?)))
+    {
+        named = replace_bare(&named, did, &format!("@{handle}"));
+    }
+    named
+}
+
+/// `text` with each `needle` that stands alone (not inside an at-uri, not part of a longer
+/// identifier) replaced by `with`.
+fn replace_bare(text: &str, needle: &str, with: &str) -> String {
+    let part_of_id =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '_' | '-' | '%');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(needle) {
+        let (before, after) = (&rest[..at], &rest[at + needle.len()..]);
+        let alone = !before.ends_with("at://")
+            && !before.chars().next_back().is_some_and(part_of_id)
+            && !after.chars().next().is_some_and(part_of_id);
+        out.push_str(before);
+        out.push_str(if alone { with } else { needle });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where the record at `uri` can be read: its author's PDS `com.atproto.repo.getRecord`.
@@ -531,6 +573,38 @@ mod tests {
             "the window's words are cleaned: {refused}"
         );
         assert!(confirmed_link("not a url", "x").is_err());
+    }
+
+    #[test]
+    fn a_message_names_a_did_by_its_verified_handle_but_keeps_uris_whole() {
+        let known = names("did:plc:bidder", "http://localhost:2583");
+        let message = "deployed by did:plc:bidder (receipt at://did:plc:bidder/c/1), the winner";
+        assert_eq!(
+            named_text(message, &known),
+            "deployed by @bidder.test (receipt at://did:plc:bidder/c/1), the winner"
+        );
+        assert_eq!(
+            named_text("accepting the bid of did:plc:bidder2", &known),
+            "accepting the bid of did:plc:bidder2",
+            "a longer DID is another identity"
+        );
+        assert_eq!(
+            named_text("accepting the bid of did:plc:bidder", &Names::new()),
+            "accepting the bid of did:plc:bidder",
+            "unknown, the DID stays"
+        );
+        let unverified: Names = [(
+            "did:plc:bidder".to_owned(),
+            Named {
+                handle: None,
+                pds: Url::parse("http://x").expect("url"),
+            },
+        )]
+        .into();
+        assert_eq!(
+            named_text("deployed by did:plc:bidder", &unverified),
+            "deployed by did:plc:bidder"
+        );
     }
 
     #[test]

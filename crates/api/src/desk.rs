@@ -475,11 +475,16 @@ impl Desk {
     }
 
     /// The owner's clusters as the gateway's feed last described them.
+    /// Members are named as far as their handles are known now (those not yet known are
+    /// resolved in the background and told by [`LiveEvent::IdentityNamed`]).
     pub fn clusters(&self) -> Result<ClustersView, DeskError> {
-        self.lock_clusters()
+        let view = self
+            .lock_clusters()
             .as_ref()
             .map(ClusterSession::view)
-            .ok_or_else(|| self.no_clusters())
+            .ok_or_else(|| self.no_clusters())?;
+        let own = self.sessions.agent().map(|agent| agent.did());
+        Ok(named_clusters(&self.identities, view, own.as_deref()))
     }
 
     /// Creates the cluster `name`.
@@ -513,8 +518,11 @@ impl Desk {
         Ok(serde_name(&phase))
     }
 
-    /// Revokes every grant of `did` on the cluster `name`.
+    /// Revokes every grant of `did` on the cluster `name`; refused for the signed-in owner's
+    /// own DID (it would lock them out).
     pub async fn revoke_identity(&self, name: &str, did: &str) -> Result<(), DeskError> {
+        let own = self.sessions.agent().ok_or(DeskError::SignedOut)?.did();
+        clusters::refuse_self_revoke(did, &own)?;
         self.gateway()?
             .revoke_identity(name, did)
             .await
@@ -555,8 +563,18 @@ impl Desk {
             .map(|cluster| cluster.nodes)
             .unwrap_or_default();
         let cluster = name.to_owned();
-        self.read(move |store| node_infra::view(store, &cluster, &nodes))
-            .await
+        let Some(mut view) = self
+            .read(move |store| node_infra::view(store, &cluster, &nodes))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let names = self
+            .identities
+            .names(node_infra::winners(&view), NAMING_BUDGET)
+            .await;
+        node_infra::name_winners(&mut view, &names);
+        Ok(Some(view))
     }
 
     /// The kubeconfigs saved here for the signed-in account, kept across restarts, each with
@@ -686,7 +704,9 @@ impl Desk {
         );
         let live = self.live.clone();
         let kept = LastSeen::beside(&store_path(&self.data_dir, &agent.did()));
+        let (identities, own) = (self.identities.clone(), agent.did());
         let session = ClusterSession::start(client, kept, move |view| {
+            let view = named_clusters(&identities, view, Some(&own));
             let _no_window = live.send(LiveEvent::Clusters(view));
         });
         if let Some(previous) = self.lock_clusters().replace(session) {
@@ -922,4 +942,16 @@ fn tell_when_ended(agent: &swdesk_atproto::Agent, live: &broadcast::Sender<LiveE
 
 fn store_error(error: StoreError) -> DeskError {
     DeskError::Intent(IntentError::Store(error))
+}
+
+/// `view` with its members named as far as `identities` know now, and the signed-in owner
+/// (`own`) marked.
+fn named_clusters(
+    identities: &Identities,
+    mut view: ClustersView,
+    own: Option<&str>,
+) -> ClustersView {
+    let names = identities.names_now(clusters::member_dids(&view.clusters));
+    clusters::name_members(&mut view.clusters, &names, own.unwrap_or_default());
+    view
 }

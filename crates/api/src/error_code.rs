@@ -84,6 +84,8 @@ pub enum ErrorCode {
     Ttl,
     /// The kubeconfig could not be saved.
     Save,
+    /// The owner asked to revoke their own grant on a cluster (refused: it locks them out).
+    SelfRevoke,
     /// A kept kubeconfig could not be removed (or is not one saved here).
     Kubeconfig,
     // The app.

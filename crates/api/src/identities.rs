@@ -91,7 +91,7 @@ impl Identities {
         let dids: Vec<String> = dids.into_iter().collect();
         let started: Vec<_> = dids
             .iter()
-            .filter(|did| self.claim(did))
+            .filter(|did| self.claim(did, false))
             .map(|did| tokio::spawn(self.clone().resolve(did.clone())))
             .collect();
         let waited = tokio::time::timeout(budget, async {
@@ -106,6 +106,20 @@ impl Identities {
         self.known(&dids)
     }
 
+    /// What is known of `dids` now, waiting for nothing (for views pushed to the window as they
+    /// change, such as a cluster's members): those never resolved (or whose failure is older
+    /// than [`RETRY_AFTER`]) are resolved in the background and told to the listener of
+    /// [`Identities::when_named_late`] once named. Outside a tokio runtime nothing is started.
+    pub fn names_now(&self, dids: impl IntoIterator<Item = String>) -> Names {
+        let dids: Vec<String> = dids.into_iter().collect();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            for did in dids.iter().filter(|did| self.claim(did, true)) {
+                runtime.spawn(self.clone().resolve(did.clone()));
+            }
+        }
+        self.known(&dids)
+    }
+
     /// Marks those of `dids` still being resolved as late: a read stopped waiting for them.
     fn mark_late(&self, dids: &[String]) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -116,9 +130,9 @@ impl Identities {
         }
     }
 
-    /// Marks `did` pending when it should be resolved now; false when it is known, pending,
-    /// or failed a moment ago.
-    fn claim(&self, did: &str) -> bool {
+    /// Marks `did` pending (`late` when nobody waits for it) when it should be resolved now;
+    /// false when it is known, pending, or failed a moment ago.
+    fn claim(&self, did: &str, late: bool) -> bool {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         let due = match entries.get(did) {
             None => true,
@@ -126,7 +140,7 @@ impl Identities {
             Some(Entry::Pending { .. } | Entry::Known(_)) => false,
         };
         if due {
-            entries.insert(did.to_owned(), Entry::Pending { late: false });
+            entries.insert(did.to_owned(), Entry::Pending { late });
         }
         due
     }

@@ -28,6 +28,8 @@ use swdesk_kernel::uri::RecordUri;
 use swdesk_store::{ObjectOf, Store, StoreError};
 
 use crate::clusters::{ClusterRow, NodeRow};
+use crate::contracts::named_text;
+use crate::identities::Names;
 use crate::serde_name as text;
 
 /// The collection the gateway keeps node Infras in.
@@ -71,12 +73,35 @@ pub struct NodeContractView {
     pub phase: String,
     /// The winning bidder's DID.
     pub winner: Option<String>,
+    /// The winner's handle, when known and verified ([`name_winners`]).
+    pub winner_handle: Option<String>,
     /// The receipt's at-uri.
     pub receipt: Option<String>,
     /// What it waits for, or why it failed.
     pub message: Option<String>,
     /// The NodeClaim that names it, if any.
     pub node: Option<String>,
+}
+
+/// The winners' DIDs `view` shows.
+pub fn winners(view: &NodeInfraView) -> Vec<String> {
+    view.contracts
+        .iter()
+        .filter_map(|contract| contract.winner.clone())
+        .collect()
+}
+
+/// Fills in each winner's handle as far as `names` know it, and names them in the messages.
+pub fn name_winners(view: &mut NodeInfraView, names: &Names) {
+    for contract in &mut view.contracts {
+        contract.winner_handle = contract
+            .winner
+            .as_deref()
+            .and_then(|did| names.get(did)?.handle.clone());
+        if let Some(message) = &mut contract.message {
+            *message = named_text(message, names);
+        }
+    }
 }
 
 /// Where the node Infra of `nodes` lives: the first claim naming both workspace and Infra.
@@ -304,6 +329,7 @@ fn contract_view(status: &ContractStatus, nodes: &[NodeRow]) -> NodeContractView
         name: status.name.clone(),
         phase: text(&status.phase),
         winner: status.winner.clone(),
+        winner_handle: None,
         receipt: status.receipt.clone(),
         message: status.message.clone(),
         node: nodes

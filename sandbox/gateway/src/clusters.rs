@@ -338,6 +338,20 @@ impl Gateway {
             .map(|cluster| cluster.phase.clone())
     }
 
+    /// The grants a new cluster of `owner` starts with: the owner's, then each configured
+    /// member's.
+    fn grants_of(&self, owner: &str) -> Vec<Grant> {
+        let grant = |did: &str, role: &str| Grant {
+            did: did.to_owned(),
+            name: format!("{role}-{}", &random_hex(4)),
+            state: MemberState::Active,
+        };
+        let members = self.config.members.iter().filter(|did| *did != owner);
+        std::iter::once(grant(owner, "owner"))
+            .chain(members.map(|did| grant(did, "member")))
+            .collect()
+    }
+
     /// Adds a cluster (publishing its nodes' Infra first); `running` starts its control plane.
     async fn add_cluster(
         self: &Arc<Self>,
@@ -373,11 +387,7 @@ impl Gateway {
             ca: Arc::new(ca),
             objects: ObjectStore::default(),
             jobs: HashMap::new(),
-            grants: vec![Grant {
-                did: owner.to_owned(),
-                name: format!("owner-{}", &random_hex(4)),
-                state: MemberState::Active,
-            }],
+            grants: self.grants_of(owner),
             infra,
             lost: BTreeSet::new(),
         };

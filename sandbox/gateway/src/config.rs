@@ -95,6 +95,9 @@ pub struct Config {
     /// `auth-provider`, a token file, a proxy, skipped TLS checks, and a second context made
     /// current (what the app must never save); `false` in a well-behaved gateway.
     pub hostile_kubeconfig: bool,
+    /// Identities granted on every cluster created besides its owner (a team member, each
+    /// named `member-…`); none by default.
+    pub members: Vec<String>,
 }
 
 impl Config {
@@ -113,6 +116,7 @@ impl Config {
             hostile_frame_bytes: None,
             hostile_stream: None,
             hostile_kubeconfig: false,
+            members: Vec::new(),
         }
     }
 }

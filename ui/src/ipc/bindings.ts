@@ -983,6 +983,8 @@ export type ErrorCode =
 "ttl" | 
 /**  The kubeconfig could not be saved. */
 "save" | 
+/**  The owner asked to revoke their own grant on a cluster (refused: it locks them out). */
+"self-revoke" | 
 /**  A kept kubeconfig could not be removed (or is not one saved here). */
 "kubeconfig" | 
 /**  The app's own directories could not be found. */
@@ -1323,6 +1325,10 @@ export type MemberRow_Deserialize = {
 	name?: string | null,
 	/**  Its grant's state. */
 	state?: string | null,
+	/**  Its handle, when verified both ways (filled from what is known: [`name_members`]). */
+	handle?: string | null,
+	/**  Whether it is the signed-in owner, who is never offered to revoke themself. */
+	you?: boolean,
 };
 
 /**  One member of a cluster: an identity with a grant. */
@@ -1333,6 +1339,10 @@ export type MemberRow_Serialize = {
 	name: string | null,
 	/**  Its grant's state. */
 	state: string | null,
+	/**  Its handle, when verified both ways (filled from what is known: [`name_members`]). */
+	handle: string | null,
+	/**  Whether it is the signed-in owner, who is never offered to revoke themself. */
+	you: boolean,
 };
 
 /**  One node's contract entry. */
@@ -1346,6 +1356,8 @@ export type NodeContractView_Deserialize = {
 	phase: string,
 	/**  The winning bidder's DID. */
 	winner?: string | null,
+	/**  The winner's handle, when known and verified ([`name_winners`]). */
+	winnerHandle?: string | null,
 	/**  The receipt's at-uri. */
 	receipt?: string | null,
 	/**  What it waits for, or why it failed. */
@@ -1362,6 +1374,8 @@ export type NodeContractView_Serialize = {
 	phase: string,
 	/**  The winning bidder's DID. */
 	winner: string | null,
+	/**  The winner's handle, when known and verified ([`name_winners`]). */
+	winnerHandle: string | null,
 	/**  The receipt's at-uri. */
 	receipt: string | null,
 	/**  What it waits for, or why it failed. */

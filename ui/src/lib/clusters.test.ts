@@ -7,6 +7,7 @@ import {
   clusterWaitingFor,
   deleteConfirmed,
   revokeConfirmation,
+  offersRevoke,
   diffLines,
   exportLine,
   jobToFollow,
@@ -82,19 +83,27 @@ describe("revoking a member", () => {
   const member = { did: "did:plc:alice", name: "owner-1a2b" };
 
   it("says whose grants end and that their kubeconfigs stop working", () => {
-    const { title, message } = revokeConfirmation("dev", member, false);
+    const { title, message } = revokeConfirmation("dev", member);
     expect(title).toBe("Revoke owner-1a2b?");
     expect(message).toContain("owner-1a2b (did:plc:alice)");
     expect(message).toContain("kubeconfigs issued to it stop working");
     expect(message).not.toContain("This is you");
   });
 
-  it("warns the owner who would revoke themselves", () => {
-    expect(revokeConfirmation("dev", member, true).message).toContain("This is you");
+  it("names a member by its verified handle first", () => {
+    const named = revokeConfirmation("dev", { did: "did:plc:bob", name: "member-9f", handle: "bob.test" });
+    expect(named.title).toBe("Revoke @bob.test?");
+    expect(named.message).toMatch(/^@bob\.test \(member-9f, did:plc:bob\)\. Every grant it holds on dev/);
+  });
+
+  it("never offers the signed-in owner to revoke themself", () => {
+    expect(offersRevoke({ did: "did:plc:alice", name: "owner-1a2b", you: true })).toBe(false);
+    expect(offersRevoke({ did: "did:plc:bob", name: null, you: false })).toBe(true);
+    expect(offersRevoke({ did: "did:plc:bob", name: null })).toBe(true);
   });
 
   it("names a member without a name by its DID", () => {
-    expect(revokeConfirmation("dev", { did: "did:plc:bob", name: null }, false).title).toBe("Revoke did:plc:bob?");
+    expect(revokeConfirmation("dev", { did: "did:plc:bob", name: null }).title).toBe("Revoke did:plc:bob?");
   });
 });
 

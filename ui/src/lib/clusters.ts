@@ -108,19 +108,29 @@ export function diffLines(before: string, after: string): DiffLine[] {
   return lines;
 }
 
-/** What revoking `member` on `cluster` does, in words, for the confirmation; `self` when the
- * member is the signed-in owner (who then locks themselves out). */
-export function revokeConfirmation(
-  cluster: string,
-  member: { did: string; name: string | null },
-  self: boolean,
-): { title: string; message: string } {
-  const who = member.name ? `${member.name} (${member.did})` : member.did;
+/** A cluster's member as the window shows it (the generated `MemberRow`). */
+export interface Member {
+  did: string;
+  name: string | null;
+  handle?: string | null;
+  /** The signed-in owner: never offered to revoke themself. */
+  you?: boolean;
+}
+
+/** Whether the window offers to revoke `member`: anyone but the signed-in owner, whose own
+ * grant the api refuses to revoke too (it would lock them out). */
+export function offersRevoke(member: Member): boolean {
+  return !member.you;
+}
+
+/** What revoking `member` on `cluster` does, in words, for the confirmation: the member by
+ * handle first, then its name in the cluster and its DID. */
+export function revokeConfirmation(cluster: string, member: Member): { title: string; message: string } {
+  const handle = member.handle ? `@${member.handle}` : null;
+  const details = [member.name, member.did].filter((part): part is string => !!part);
+  const who = handle ? `${handle} (${details.join(", ")})` : member.name ? `${member.name} (${member.did})` : member.did;
   const effect = `Every grant it holds on ${cluster} is revoked: kubeconfigs issued to it stop working at once.`;
-  const warning = self
-    ? " This is you: you lose your own access to the cluster's API until the gateway grants it again."
-    : "";
-  return { title: `Revoke ${member.name ?? member.did}?`, message: `${who}. ${effect}${warning}` };
+  return { title: `Revoke ${handle ?? member.name ?? member.did}?`, message: `${who}. ${effect}` };
 }
 
 /** Whether the typed confirmation allows deleting `cluster`. */

@@ -5,6 +5,7 @@ import {
   askedRows,
   bidRows,
   changeRows,
+  contractLead,
   costLabel,
   guestEventLabel,
   historyRows,
@@ -189,5 +190,40 @@ describe("askedRows", () => {
   });
   it("says no answer yet while the window is open", () => {
     expect(askedRows(asked, true)[2]?.text).toBe("no answer yet");
+  });
+});
+
+describe("contractLead", () => {
+  const history = [
+    { phase: "requesting", at: "2027-01-15T08:00:00Z", message: null },
+    { phase: "deployed", at: "2027-01-15T08:05:00Z", message: null },
+  ];
+  const events = [
+    { kind: "vm.started", at: "2027-01-15T08:04:00Z", detail: null, uri: "at://g/e/1" },
+    { kind: "vm.onNetwork", at: "2027-01-15T08:04:30Z", detail: "192.0.2.1", uri: "at://g/e/2" },
+  ];
+  const bids = [bid("did:plc:dear", "2027-01-15T08:01:00Z"), bid("did:plc:free", "2027-01-15T08:01:01Z", { cost: "0", won: true })];
+
+  it("leads a deployed contract with where it runs, the winning price and since when", () => {
+    const lead = contractLead({ phase: "deployed", events, bids, history }, NOW);
+    expect(lead).toEqual({
+      where: "On the network at 192.0.2.1",
+      price: "free",
+      since: { relative: "5 min ago", absolute: "2027-01-15 08:05:00 UTC", at: "2027-01-15T08:05:00Z" },
+    });
+  });
+
+  it("names the latest address, and none once the guest no longer runs", () => {
+    const moved = [...events, { kind: "vm.onNetwork", at: "2027-01-15T08:06:00Z", detail: "192.0.2.9", uri: "at://g/e/3" }];
+    expect(contractLead({ phase: "deployed", events: moved, bids, history }, NOW).where).toBe("On the network at 192.0.2.9");
+    const released = [...history, { phase: "released", at: "2027-01-15T08:09:00Z", message: null }];
+    const lead = contractLead({ phase: "released", events, bids, history: released }, NOW);
+    expect(lead.where).toBeNull();
+    expect(lead.since?.relative).toBe("1 min ago");
+  });
+
+  it("says nothing it does not know", () => {
+    expect(contractLead({ phase: null, events: [], bids: [], history: [] }, NOW)).toEqual({ where: null, price: null, since: null });
+    expect(contractLead({ phase: "deployed", events, bids: [bid("did:plc:x", "2027-01-15T08:01:00Z", { won: true, cost: "0.25" })], history }, NOW).price).toBe("0.25");
   });
 });

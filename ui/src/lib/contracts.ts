@@ -108,6 +108,8 @@ export interface BidRow {
   key: string;
   who: string;
   did: string;
+  /** The bidder's verified handle, when known. */
+  handle: string | null;
   cost: string;
   received: string;
   won: boolean;
@@ -159,6 +161,7 @@ export function bidRows(bids: readonly Bid[]): BidRow[] {
       key: bid.uri,
       who: whoLabel(bid.bidder, bid.bidderHandle),
       did: bid.bidder,
+      handle: bid.bidderHandle,
       cost: costLabel(bid.cost),
       received: absoluteTime(bid.receivedAt),
       won: bid.won,
@@ -181,6 +184,8 @@ export interface AskedRow {
   key: string;
   who: string;
   did: string;
+  /** The bidder's verified handle, when known. */
+  handle: string | null;
   answer: "bid" | "refused" | "bidRefused" | "noAnswer";
   text: string;
 }
@@ -201,7 +206,7 @@ export function askedRows(asked: readonly Asked[], open: boolean): AskedRow[] {
             : open
               ? "no answer yet"
               : "no answer";
-    return { key: row.bidder, who: whoLabel(row.bidder, row.bidderHandle), did: row.bidder, answer, text };
+    return { key: row.bidder, who: whoLabel(row.bidder, row.bidderHandle), did: row.bidder, handle: row.bidderHandle, answer, text };
   });
 }
 
@@ -258,4 +263,42 @@ export function changeRows(changes: readonly PhaseChange[], nowMs: number): Chan
 /** A contract's history (oldest first, as carried) as rows, newest first. */
 export function historyRows(history: readonly PhaseChange[], nowMs: number): ChangeRow[] {
   return changeRows([...history].reverse(), nowMs);
+}
+
+/** What a contract card leads with after its phase (the winner is shown between `where` and
+ * `price`); each `null` when not known. */
+export interface ContractLead {
+  /** Where its guest runs while it does: `On the network at 192.0.2.1`. */
+  where: string | null;
+  /** The winning bid's price: `free`, `0.25`, `no price`. */
+  price: string | null;
+  /** Since when it is in its phase (its last change into it). */
+  since: { relative: string; absolute: string; at: string } | null;
+}
+
+/** The phases in which a contract's guest runs (where it runs is worth leading with). */
+const RUNNING = new Set(["deployed", "releasing"]);
+
+/** A contract's lead: where it runs (its guest's latest address, while it runs), the price it
+ * won at, and since when it is in its phase. */
+export function contractLead(
+  contract: {
+    phase: string | null;
+    events: readonly GuestEvent[];
+    bids: readonly Bid[];
+    history: readonly PhaseChange[];
+  },
+  nowMs: number,
+): ContractLead {
+  const address = [...contract.events].reverse().find((event) => event.kind === "vm.onNetwork" && event.detail)?.detail;
+  const where = address && RUNNING.has(contract.phase ?? "") ? `On the network at ${address}` : null;
+  const won = contract.bids.find((bid) => bid.won);
+  const entered = [...contract.history].reverse().find((change) => change.phase === contract.phase);
+  return {
+    where,
+    price: won ? costLabel(won.cost) : null,
+    since: entered
+      ? { relative: relativeTime(entered.at, nowMs), absolute: absoluteTime(entered.at), at: entered.at }
+      : null,
+  };
 }

@@ -1,5 +1,5 @@
 // The window's one view of the owner's clusters: loaded when the controller starts, then kept
-// live by the gateway feed's change events, with the kubeconfigs saved here read again at each
+// live by the gateway feed's change events (and read again when a member's handle is known), with the kubeconfigs saved here read again at each
 // change, when the section opens and every minute, and checked against the clusters listed
 // (drift). The Clusters section and the notices
 // read it; nothing else asks for the clusters. The rules (what drift is, what is told) are the
@@ -13,6 +13,7 @@ import {
   kubeconfigs,
   onClustersChanged,
   onControllerRunning,
+  onIdentityNamed,
   type ClustersView,
   type KubeconfigView,
 } from "../ipc";
@@ -53,6 +54,10 @@ class ClusterBoard {
       this.view = next;
       this.status = "ready";
       void this.readKept();
+    });
+    // A member shown by its DID has its handle now: read the clusters again (named).
+    void onIdentityNamed(() => {
+      if (this.status === "ready") void this.#load();
     });
     void onControllerRunning((started) => {
       if (started) void this.#load();

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::declaration::{Declaration, DeclarationHash, genesis_changes, record_problems};
+use swdesk_core::declaration::{Declaration, genesis_changes, record_problems};
 use swdesk_core::deployment::{Deployment, RecordFacts, Writer, record_child_name, writer};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
 use swdesk_core::progress::{self, Changes, Write};
@@ -104,10 +104,14 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         let mut status = object.status.clone();
         self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
         let child = self.child(object).await?;
-        let written = child.as_ref().filter(|child| child_written(child));
-        if let Some(child) = written {
-            // The view learns of our last write before it is read (unless it learned of
-            // another record meanwhile: then it lists the repo again).
+        let unbound = child
+            .as_ref()
+            .filter(|child| child_written(child) && !write_bound::<D>(&status, child));
+        if let Some(child) = unbound {
+            // The view learns of our last write before it is read, once: until the write is
+            // bound (unless it learned of another record meanwhile: then it lists the repo
+            // again). After that, a record equal to the one our write replaced is a new write
+            // elsewhere, never ours to note over.
             self.note_written(&child.spec.rkey, child).await;
         }
         let Some(observed) = self.observe_or_report(object, &mut status).await? else {
@@ -121,7 +125,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             // Our last write, not bound yet, is the newest declaration both sides had: a record
             // other than it was written over it (another device's edit landing while ours was
             // in flight), and is pulled when nothing changed here since.
-            None => written.and_then(|child| unbound_write::<D>(&status, child)),
+            None => unbound.and_then(|child| D::read(&child.spec.value).ok().map(|f| f.hash)),
         };
         if let Some(hash) = agreed {
             D::status_mut(&mut status).last_declaration_hash = Some(hash);
@@ -410,6 +414,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return;
         };
         let written_hash = D::read(&child.spec.value).ok().map(|facts| facts.hash);
+        let newly_bound = !write_bound::<D>(status, child);
         let infra = D::status_mut(status);
         infra.record = Some(BoundRecord {
             uri,
@@ -417,7 +422,9 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             rkey: observed.rkey.clone(),
         });
         infra.last_declaration_hash = written_hash.or(infra.last_declaration_hash);
-        self.note_written(&observed.rkey, child).await;
+        if newly_bound {
+            self.note_written(&observed.rkey, child).await;
+        }
         let created_at = D::read(&child.spec.value)
             .ok()
             .and_then(|facts| facts.created_at)
@@ -789,16 +796,10 @@ fn repo_holds_our_write(child: Option<&AtprotoRecordObject>, observed: &Observed
     child.status.cid.as_deref() == Some(remote.cid.as_str()) || child.spec.value == remote.value
 }
 
-/// The declaration hash of the child's write when the status has not bound that write yet.
-fn unbound_write<D: Deployment>(
-    status: &D::Status,
-    child: &AtprotoRecordObject,
-) -> Option<DeclarationHash> {
+/// Whether the status has bound the child's last write.
+fn write_bound<D: Deployment>(status: &D::Status, child: &AtprotoRecordObject) -> bool {
     let bound = D::status(status).record.as_ref().map(|bound| &bound.cid);
-    if bound == child.status.cid.as_ref() {
-        return None;
-    }
-    D::read(&child.spec.value).ok().map(|facts| facts.hash)
+    bound.is_some() && bound == child.status.cid.as_ref()
 }
 
 fn child_written(child: &AtprotoRecordObject) -> bool {

@@ -330,9 +330,8 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                         cid: written.cid,
                         value,
                     };
-                    let replaced = current.as_ref().map(|current| current.cid.as_str());
                     self.view
-                        .note_write(INDEX_COLLECTION, RESERVED, replaced, record)
+                        .note(INDEX_COLLECTION, RESERVED, Some(record))
                         .await;
                     return Ok(live);
                 }

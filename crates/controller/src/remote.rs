@@ -9,8 +9,8 @@
 //!
 //! Invariants: a snapshot older than its `max_age` is fetched again before it is read, by one
 //! caller while the others wait for it (single flight); writes this app makes are noted into
-//! the snapshot at once ([`RemoteView::note_write`]), so a reconcile never mistakes its own
-//! write for a remote edit, and never over a record the view learned of meanwhile; [`RemoteView::invalidate`] forces the next read to fetch. While the
+//! the snapshot at once ([`RemoteView::note`]), so a reconcile never mistakes its own write
+//! for a remote edit; [`RemoteView::invalidate`] forces the next read to fetch. While the
 //! owner's repo is followed live ([`RemoteView::set_live`]), a fetched snapshot does not age:
 //! the stream's verified ops keep it current ([`RemoteView::apply`]), so a resync reads it
 //! without a request.
@@ -131,30 +131,14 @@ impl<R: RecordRepo> RemoteView<R> {
         }
     }
 
-    /// Notes a write this app made, `record` over `replaced` (the cid it was written over;
-    /// `None`: it created the record), so the next read agrees without a request. The view
-    /// takes it only while it still holds what the write replaced: a record it learned of
-    /// meanwhile (another device's write, on the feed or in a listing, possibly later than
-    /// ours) is never noted over; the collection is listed again by its next reader instead,
-    /// since only the repo can say which of the two came last.
-    pub async fn note_write(
-        &self,
-        collection: &str,
-        rkey: &str,
-        replaced: Option<&str>,
-        record: RemoteRecord,
-    ) {
+    /// Notes a write this app made (or a record it read directly), so the view agrees at once.
+    pub async fn note(&self, collection: &str, rkey: &str, record: Option<RemoteRecord>) {
         let snapshot = self.snapshot(collection);
         let mut snapshot = snapshot.lock().await;
-        let held = snapshot.records.get(rkey).map(|kept| kept.cid.as_str());
-        if held == Some(record.cid.as_str()) {
-            return;
-        }
-        if held == replaced {
-            snapshot.records.insert(rkey.to_owned(), Kept::of(record));
-        } else {
-            snapshot.fetched_at = None;
-        }
+        match record {
+            Some(record) => snapshot.records.insert(rkey.to_owned(), Kept::of(record)),
+            None => snapshot.records.remove(rkey),
+        };
     }
 
     /// Fetches `collection` now; answers whether any record differs from what the view held
@@ -265,37 +249,5 @@ mod tests {
         assert_eq!(again, record);
         let keys: Vec<&String> = again.value.as_object().expect("object").keys().collect();
         assert_eq!(keys, ["$type", "zeta", "contracts", "count", "big"]);
-    }
-
-    #[tokio::test]
-    async fn a_write_is_noted_over_what_it_replaced_never_over_a_record_learned_of_meanwhile() {
-        use swdesk_kernel::repo::memory::MemoryRepo;
-        const INFRA: &str = "computer.socialweb.infra";
-        let repo = Arc::new(MemoryRepo::new("did:plc:owner"));
-        let record = |value: Value| RemoteRecord {
-            cid: swdesk_lexicon::cid::record_cid(&value).unwrap().to_string(),
-            value,
-        };
-        let first = repo.write_directly("did:plc:owner", INFRA, "web", json!({"n": 1}));
-        let view = RemoteView::new(Arc::clone(&repo), Duration::from_secs(3600));
-        assert_eq!(view.record(INFRA, "web").await.unwrap().unwrap().cid, first);
-        let ours = record(json!({"n": 2}));
-        view.note_write(INFRA, "web", Some(&first), ours.clone())
-            .await;
-        assert_eq!(view.record(INFRA, "web").await.unwrap(), Some(ours.clone()));
-        assert_eq!(repo.calls().lists, 1, "a noted write costs no listing");
-
-        let theirs = json!({"n": 3});
-        let cid = repo.write_directly("did:plc:owner", INFRA, "web", theirs.clone());
-        let later = RemoteRecord { cid, value: theirs };
-        assert!(view.apply(INFRA, "web", Some(later.clone())).await);
-        view.note_write(INFRA, "web", Some(&ours.cid), record(json!({"n": 4})))
-            .await;
-        assert_eq!(
-            view.record(INFRA, "web").await.unwrap(),
-            Some(later),
-            "the record learned of meanwhile stays"
-        );
-        assert_eq!(repo.calls().lists, 2, "the repo is asked which came last");
     }
 }

@@ -103,32 +103,14 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
         let mut status = object.status.clone();
         self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
-        let child = self.child(object).await?;
-        let unbound = child
-            .as_ref()
-            .filter(|child| child_written(child) && !write_bound::<D>(&status, child));
-        if let Some(child) = unbound {
-            // The view learns of our last write before it is read, once: until the write is
-            // bound (unless it learned of another record meanwhile: then it lists the repo
-            // again). After that, a record equal to the one our write replaced is a new write
-            // elsewhere, never ours to note over.
-            self.note_written(&child.spec.rkey, child).await;
-        }
         let Some(observed) = self.observe_or_report(object, &mut status).await? else {
             return Ok(Action::AwaitChange);
         };
-        let ours = repo_holds_our_write(child.as_ref(), &observed);
-        let agreed = match observed.facts.as_ref().filter(|_| ours) {
+        let ours = self.repo_holds_our_write(object, &observed).await?;
+        if let Some(facts) = observed.facts.as_ref().filter(|_| ours) {
             // Our own write is an agreed declaration: kept, so a view that has not seen our
             // next write yet reads as "only this side changed", never as a conflict.
-            Some(facts) => Some(facts.hash),
-            // Our last write, not bound yet, is the newest declaration both sides had: a record
-            // other than it was written over it (another device's edit landing while ours was
-            // in flight), and is pulled when nothing changed here since.
-            None => unbound.and_then(|child| D::read(&child.spec.value).ok().map(|f| f.hash)),
-        };
-        if let Some(hash) = agreed {
-            D::status_mut(&mut status).last_declaration_hash = Some(hash);
+            D::status_mut(&mut status).last_declaration_hash = Some(facts.hash);
         }
         let action = self.decide(object, &observed, ours)?;
         self.act(object, status, &observed, action).await
@@ -265,6 +247,25 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 Probe::Next(_) => n += 1,
             }
         }
+    }
+
+    /// Whether the record in the repo is this device's own last write, whatever the status
+    /// agreed last: then it is no edit made elsewhere. The child wrote it at that cid, or the
+    /// repo holds exactly the value the child writes (its write landed, its answer is not
+    /// recorded yet: an owner's edit in that moment is pushed, not taken for a conflict).
+    async fn repo_holds_our_write(
+        &self,
+        object: &ObjectOf<D>,
+        observed: &Observed,
+    ) -> Result<bool, ReconcileError> {
+        let Some(remote) = observed.remote.as_ref() else {
+            return Ok(false);
+        };
+        let Some(child) = self.child(object).await? else {
+            return Ok(false);
+        };
+        Ok(child.status.cid.as_deref() == Some(remote.cid.as_str())
+            || child.spec.value == remote.value)
     }
 
     /// The sync action for what was observed; a record that is our own last write counts as
@@ -414,7 +415,6 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             return;
         };
         let written_hash = D::read(&child.spec.value).ok().map(|facts| facts.hash);
-        let newly_bound = !write_bound::<D>(status, child);
         let infra = D::status_mut(status);
         infra.record = Some(BoundRecord {
             uri,
@@ -422,9 +422,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             rkey: observed.rkey.clone(),
         });
         infra.last_declaration_hash = written_hash.or(infra.last_declaration_hash);
-        if newly_bound {
-            self.note_written(&observed.rkey, child).await;
-        }
+        self.note_written(&observed.rkey, child).await;
         let created_at = D::read(&child.spec.value)
             .ok()
             .and_then(|facts| facts.created_at)
@@ -613,8 +611,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .unwrap_or_else(|| self.context.now())
     }
 
-    /// Tells the view the record at `rkey` is what `child` wrote over the record it was told
-    /// to replace, so the next read agrees (unless the view learned of another record since).
+    /// Tells the view the record at `rkey` is what `child` wrote, so the next read agrees.
     async fn note_written(&self, rkey: &Rkey, child: &AtprotoRecordObject) {
         let Some(cid) = child.status.cid.clone() else {
             return;
@@ -623,9 +620,8 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             cid,
             value: child.spec.value.clone(),
         };
-        let replaced = child.spec.swap.as_deref();
         self.view
-            .note_write(D::DEPLOYMENT.collection(), rkey.as_str(), replaced, record)
+            .note(D::DEPLOYMENT.collection(), rkey.as_str(), Some(record))
             .await;
     }
 
@@ -783,23 +779,6 @@ fn new_child<D: Deployment>(
 /// now with a retry scheduled (a permanent failure writes nothing).
 fn write_may_land(child: &AtprotoRecordObject) -> bool {
     child.status.error.is_none() || child.status.retry.is_some()
-}
-
-/// Whether the record in the repo is this device's own last write, whatever the status
-/// agreed last: then it is no edit made elsewhere. The child wrote it at that cid, or the repo
-/// holds exactly the value the child writes (its write landed, its answer is not recorded yet:
-/// an owner's edit in that moment is pushed, not taken for a conflict).
-fn repo_holds_our_write(child: Option<&AtprotoRecordObject>, observed: &Observed) -> bool {
-    let (Some(remote), Some(child)) = (observed.remote.as_ref(), child) else {
-        return false;
-    };
-    child.status.cid.as_deref() == Some(remote.cid.as_str()) || child.spec.value == remote.value
-}
-
-/// Whether the status has bound the child's last write.
-fn write_bound<D: Deployment>(status: &D::Status, child: &AtprotoRecordObject) -> bool {
-    let bound = D::status(status).record.as_ref().map(|bound| &bound.cid);
-    bound.is_some() && bound == child.status.cid.as_ref()
 }
 
 fn child_written(child: &AtprotoRecordObject) -> bool {

@@ -218,6 +218,15 @@ impl RecordRepo for PdsRepo {
         })
     }
 
+    async fn head(&self) -> Result<Option<String>, RepoError> {
+        let request = XrpcRequest::query(
+            "com.atproto.sync.getLatestCommit",
+            vec![("did", self.owner.clone())],
+        );
+        let answer = self.call_for(&self.owner, &request).await?;
+        Ok(revision(&answer["rev"]))
+    }
+
     async fn put(
         &self,
         collection: &str,
@@ -315,7 +324,17 @@ fn written(answer: &Value) -> Result<Written, RepoError> {
     Ok(Written {
         uri: record.uri,
         cid: record.cid,
+        rev: revision(&answer["commit"]["rev"]),
     })
+}
+
+/// A repo revision a PDS answered: a TID, or nothing (a revision that is not one orders
+/// nothing, so it is dropped rather than compared).
+fn revision(answer: &Value) -> Option<String> {
+    answer
+        .as_str()
+        .filter(|rev| swdesk_lexicon::syntax::tid(rev).is_ok())
+        .map(str::to_owned)
 }
 
 /// What a PDS answered for a record's proof.

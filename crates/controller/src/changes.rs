@@ -51,7 +51,9 @@ pub(crate) async fn follow<R, F, Fut>(
 {
     while let Some(event) = feed.events.recv().await {
         let (changed, cursor) = match event {
-            RepoFeed::Commit { ops, cursor } => (apply(&view, ops).await, Some(cursor)),
+            RepoFeed::Commit { ops, cursor } => {
+                (apply(&view, ops, cursor.rev.as_deref()).await, Some(cursor))
+            }
             RepoFeed::Resync { why, cursor } => {
                 tracing::info!(%why, "the owner's collections are listed again");
                 (refresh(&view).await, cursor)
@@ -71,8 +73,9 @@ pub(crate) async fn follow<R, F, Fut>(
     }
 }
 
-/// Applies the ops of the view's collections; answers whether the view changed.
-async fn apply<R: RecordRepo>(view: &RemoteView<R>, ops: Vec<RepoOp>) -> bool {
+/// Applies the ops of the view's collections, committed at `rev`; answers whether the view
+/// changed.
+async fn apply<R: RecordRepo>(view: &RemoteView<R>, ops: Vec<RepoOp>, rev: Option<&str>) -> bool {
     let mut changed = false;
     for op in ops {
         if !collections().contains(&op.collection.as_str()) {
@@ -82,7 +85,7 @@ async fn apply<R: RecordRepo>(view: &RemoteView<R>, ops: Vec<RepoOp>) -> bool {
             cid: record.cid,
             value: record.value,
         });
-        changed |= view.apply(&op.collection, &op.rkey, record).await;
+        changed |= view.apply(&op.collection, &op.rkey, record, rev).await;
     }
     changed
 }

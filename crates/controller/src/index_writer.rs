@@ -331,7 +331,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
                         value,
                     };
                     self.view
-                        .note(INDEX_COLLECTION, RESERVED, Some(record))
+                        .note(INDEX_COLLECTION, RESERVED, record, written.rev.as_deref())
                         .await;
                     return Ok(live);
                 }

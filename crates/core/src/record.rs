@@ -53,6 +53,10 @@ pub struct AtprotoRecordStatus {
     /// The cid last written: the swap for the next write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cid: Option<String>,
+    /// The repo revision of the commit that wrote `cid`, when the repo said (not for a record
+    /// adopted as found): what orders our write against news of the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
     /// When it was last written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_write_at: Option<Timestamp>,

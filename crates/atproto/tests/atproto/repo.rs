@@ -1,5 +1,5 @@
 //! The `RecordRepo` port against the real PDS: put, get, list with pages, delete, the swap
-//! race, a write outside the granted scopes, and records proven by `sync.getRecord` (a forged
+//! race, the revision of each write's commit and the repo's head, a write outside the granted scopes, and records proven by `sync.getRecord` (a forged
 //! proof refused); and against a hostile PDS on loopback that serves no proof: its answer
 //! naming another record than the one asked for is refused.
 
@@ -59,6 +59,29 @@ async fn repo_reaching(
     let agent = sandbox.sign_in(&account, store.clone()).await;
     let resolver = Resolver::new(sandbox.identity.clone(), sandbox.outbound_reaching(ports));
     (PdsRepo::new(agent, resolver), store)
+}
+
+#[tokio::test]
+async fn each_write_answers_its_commits_revision_and_the_head_is_the_last() {
+    let sandbox = Sandbox::start().await;
+    let (repo, _store) = repo_of(&sandbox, "revs").await;
+    let before = repo
+        .head()
+        .await
+        .unwrap()
+        .expect("a new repo has a first commit");
+    let mut revs = vec![before];
+    for n in 0..3 {
+        let value = record(&format!("write {n}"));
+        let written = repo.put(INFRA, &rkey("web"), &value, Swap::Any).await;
+        let rev = written
+            .unwrap()
+            .rev
+            .expect("the PDS answers the commit's revision");
+        assert_eq!(repo.head().await.unwrap().as_ref(), Some(&rev));
+        revs.push(rev);
+    }
+    assert!(revs.windows(2).all(|pair| pair[0] < pair[1]), "{revs:?}");
 }
 
 #[tokio::test]

@@ -69,7 +69,9 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
             // The owner read the record holding exactly this value: adopt it, write nothing.
             let uri = RecordUri::new(self.context.repo().owner(), &spec.collection, &spec.rkey)
                 .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
-            return self.record_write(object, uri.to_string(), wanted).await;
+            return self
+                .record_write(object, uri.to_string(), wanted, None)
+                .await;
         }
         let swap = spec
             .swap
@@ -79,7 +81,8 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         let written = self.put(object, swap).await;
         match written {
             Ok(written) => {
-                self.record_write(object, written.uri.to_string(), written.cid)
+                let uri = written.uri.to_string();
+                self.record_write(object, uri, written.cid, written.rev)
                     .await
             }
             Err(RepoError::SwapMismatch { current })
@@ -87,7 +90,8 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
             {
                 let uri = RecordUri::new(self.context.repo().owner(), &spec.collection, &spec.rkey)
                     .map_err(|error| ReconcileError::Invalid(error.to_string()))?;
-                self.record_write(object, uri.to_string(), wanted).await
+                self.record_write(object, uri.to_string(), wanted, None)
+                    .await
             }
             Err(RepoError::SwapMismatch { current }) => {
                 let message = match current {
@@ -157,10 +161,12 @@ impl<R: RecordRepo + 'static> RecordReconciler<R> {
         object: &AtprotoRecordObject,
         uri: String,
         cid: String,
+        rev: Option<String>,
     ) -> Result<Action, ReconcileError> {
         let written = Written {
             uri,
             cid,
+            rev,
             at: self.context.now(),
         };
         let first = written.onto(object.clone());
@@ -248,6 +254,7 @@ pub const KIND: Kind = Kind::AtprotoRecord;
 struct Written {
     uri: String,
     cid: String,
+    rev: Option<String>,
     at: swdesk_kernel::timestamp::Timestamp,
 }
 
@@ -256,6 +263,7 @@ impl Written {
     fn onto(&self, mut object: AtprotoRecordObject) -> AtprotoRecordObject {
         object.status.uri = Some(self.uri.clone());
         object.status.cid = Some(self.cid.clone());
+        object.status.rev.clone_from(&self.rev);
         object.status.last_write_at = Some(self.at);
         object.status.error = None;
         object.status.retry = None;

@@ -1,7 +1,8 @@
 //! The engine fed by a live feed of the owner's repo (the channel the follower of
 //! `swdesk-atproto` sends on, fed by hand here): a verified commit's op is pulled with every
 //! poll and resync an hour away, applied once however often it is replayed, its cursor kept in
-//! the store; while live a whole idle hour lists nothing; a listing the feed asks for is made.
+//! the store; while live a whole idle hour lists nothing; a listing the feed asks for is made;
+//! an edit another device lands while our own write of the record is in flight is pulled.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,8 +90,8 @@ async fn a_commit_on_the_feed_is_pulled_at_once_applied_once_and_its_cursor_kept
     published(&world, &feed).await;
     assert_eq!(*engine.live_state().borrow(), LiveState::Live);
     // Settled first: the publish and the reconciles after it are done before the other device
-    // edits. (An edit landing while our own publish is in flight is another case: seen lost
-    // until the next listing in 1 run of 6 under load; see the closing note of Dec 6.)
+    // edits. (An edit landing while our own write is in flight is the case of the tests at the
+    // end of this file.)
     tokio::time::sleep(Duration::from_secs(60)).await;
     let mut edited = world.repo.value(OWNER, INFRA, "web").unwrap();
     edited["description"] = "edited on another device".into();
@@ -99,7 +100,7 @@ async fn a_commit_on_the_feed_is_pulled_at_once_applied_once_and_its_cursor_kept
         .write_directly(OWNER, INFRA, "web", edited.clone());
     let cursor = FeedCursor {
         seq: 7,
-        rev: Some("3kabc".into()),
+        rev: world.repo.rev(),
     };
     let commit = RepoFeed::Commit {
         ops: vec![RepoOp {
@@ -179,5 +180,74 @@ async fn a_listing_the_feed_asks_for_pulls_what_no_commit_carried() {
         *engine.live_state().borrow() == LiveState::Polling { why: why.clone() }
     })
     .await;
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The commit another device makes to `web` while one of our own writes of it is in flight:
+/// written to the repo and sent on the feed from inside our `put`, after our record is stored
+/// and before the put answers.
+fn edited_during_next_put(world: &World, feed: &mpsc::Sender<RepoFeed>, description: &str) {
+    let repo = Arc::clone(&world.repo);
+    let feed = feed.clone();
+    let description = description.to_owned();
+    world.repo.during_next_put(move || {
+        let mut edited = repo
+            .value(OWNER, INFRA, "web")
+            .expect("our write is stored");
+        edited["description"] = description.into();
+        let cid = repo.write_directly(OWNER, INFRA, "web", edited.clone());
+        let commit = RepoFeed::Commit {
+            ops: vec![RepoOp {
+                collection: INFRA.into(),
+                rkey: "web".into(),
+                record: Some(OpRecord { cid, value: edited }),
+            }],
+            cursor: FeedCursor {
+                seq: 11,
+                rev: repo.rev(),
+            },
+        };
+        feed.try_send(commit).expect("the feed has room");
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_edit_elsewhere_landing_while_our_own_write_is_in_flight_is_pulled_not_overwritten() {
+    let world = World::new();
+    let (engine, feed) = start(&world);
+    published(&world, &feed).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    edited_during_next_put(&world, &feed, "edited on another device meanwhile");
+    let mut local = web(&world);
+    local.spec.description = Some("edited here".into());
+    world.store.replace::<InfraSpec>(&local).unwrap();
+    eventually("the other device's later edit is pulled", || {
+        web(&world).spec.description.as_deref() == Some("edited on another device meanwhile")
+    })
+    .await;
+    // Settled: nothing of ours went over the later edit.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let record = world.repo.value(OWNER, INFRA, "web").unwrap();
+    assert_eq!(record["description"], "edited on another device meanwhile");
+    assert_eq!(
+        web(&world).spec.description.as_deref(),
+        Some("edited on another device meanwhile")
+    );
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_edit_elsewhere_landing_while_our_first_publish_is_in_flight_is_pulled() {
+    let world = World::new();
+    let (engine, feed) = start(&world);
+    edited_during_next_put(&world, &feed, "edited on another device at once");
+    published(&world, &feed).await;
+    eventually("the other device's edit is pulled", || {
+        web(&world).spec.description.as_deref() == Some("edited on another device at once")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let record = world.repo.value(OWNER, INFRA, "web").unwrap();
+    assert_eq!(record["description"], "edited on another device at once");
     engine.shutdown(Duration::from_secs(5)).await;
 }

@@ -23,6 +23,8 @@ pub struct Calls {
     pub puts: usize,
     /// `delete`.
     pub deletes: usize,
+    /// `head` (the repo's latest revision, before a listing).
+    pub heads: usize,
 }
 
 impl Calls {
@@ -33,7 +35,7 @@ impl Calls {
 
     /// Requests of any kind.
     pub fn total(&self) -> usize {
-        self.gets + self.lists + self.writes()
+        self.gets + self.lists + self.heads + self.writes()
     }
 
     /// The calls made since `earlier`.
@@ -43,6 +45,7 @@ impl Calls {
             lists: self.lists - earlier.lists,
             puts: self.puts - earlier.puts,
             deletes: self.deletes - earlier.deletes,
+            heads: self.heads - earlier.heads,
         }
     }
 }
@@ -58,6 +61,8 @@ pub enum CallKind {
     Put,
     /// `delete`.
     Delete,
+    /// `head`.
+    Head,
 }
 
 /// A thread-safe tally of [`Calls`].
@@ -67,6 +72,7 @@ pub struct CallCounter {
     lists: AtomicUsize,
     puts: AtomicUsize,
     deletes: AtomicUsize,
+    heads: AtomicUsize,
 }
 
 impl CallCounter {
@@ -77,6 +83,7 @@ impl CallCounter {
             CallKind::List => &self.lists,
             CallKind::Put => &self.puts,
             CallKind::Delete => &self.deletes,
+            CallKind::Head => &self.heads,
         };
         counter.fetch_add(1, Ordering::SeqCst);
     }
@@ -88,6 +95,7 @@ impl CallCounter {
             lists: self.lists.load(Ordering::SeqCst),
             puts: self.puts.load(Ordering::SeqCst),
             deletes: self.deletes.load(Ordering::SeqCst),
+            heads: self.heads.load(Ordering::SeqCst),
         }
     }
 }
@@ -172,6 +180,12 @@ impl<R: RecordRepo> RecordRepo for Counted<R> {
     ) -> Result<RecordPage, RepoError> {
         let result = self.inner.list(repo, collection, cursor, limit).await;
         self.tally.record(CallKind::List, &result);
+        result
+    }
+
+    async fn head(&self) -> Result<Option<String>, RepoError> {
+        let result = self.inner.head().await;
+        self.tally.record(CallKind::Head, &result);
         result
     }
 

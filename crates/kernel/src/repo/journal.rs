@@ -73,6 +73,10 @@ impl<R: RecordRepo> RecordRepo for Journaled<R> {
         self.inner.list(repo, collection, cursor, limit).await
     }
 
+    async fn head(&self) -> Result<Option<String>, RepoError> {
+        self.inner.head().await
+    }
+
     async fn put(
         &self,
         collection: &str,

@@ -2,12 +2,13 @@
 //! `test-support` feature). It keeps the PDS's observable rules: cids computed from the record
 //! (DAG-CBOR, as the PDS does), `swapRecord` checked on every write (a stale swap is a
 //! [`RepoError::SwapMismatch`] carrying the current cid), deleting a missing record succeeds,
-//! listing pages in rkey order. It counts calls so tests can assert how many requests a
+//! listing pages in rkey order, every change a commit with a revision past the last (TIDs,
+//! sortable as text). It counts calls so tests can assert how many requests a
 //! reconcile made, and it can be taken offline. Integration tests use the real PDS instead.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -33,6 +34,7 @@ pub struct MemoryRepo {
     offline: AtomicBool,
     during_next_put: Mutex<Option<DuringPut>>,
     lose_next_answer: AtomicBool,
+    commits: AtomicU64,
 }
 
 impl std::fmt::Debug for MemoryRepo {
@@ -64,6 +66,7 @@ impl MemoryRepo {
             offline: AtomicBool::new(false),
             during_next_put: Mutex::new(None),
             lose_next_answer: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
         }
     }
 
@@ -95,14 +98,34 @@ impl MemoryRepo {
     /// Writes a record directly, as another device or the owner elsewhere would.
     pub fn write_directly(&self, repo: &str, collection: &str, rkey: &str, value: Value) -> String {
         let cid = cid_of(&value);
-        self.lock()
-            .insert(key(repo, collection, rkey), (cid.clone(), value));
+        let mut records = self.lock();
+        records.insert(key(repo, collection, rkey), (cid.clone(), value));
+        self.commit();
         cid
     }
 
     /// Removes a record directly.
     pub fn remove_directly(&self, repo: &str, collection: &str, rkey: &str) {
-        self.lock().remove(&key(repo, collection, rkey));
+        let mut records = self.lock();
+        records.remove(&key(repo, collection, rkey));
+        self.commit();
+    }
+
+    /// The revision of the repo's last commit (`None` before the first), as [`RecordRepo::head`]
+    /// answers it, uncounted: what a test puts on a feed's commit.
+    pub fn rev(&self) -> Option<String> {
+        match self.commits.load(Ordering::SeqCst) {
+            0 => None,
+            commits => Some(tid(commits)),
+        }
+    }
+
+    /// A new commit: its revision.
+    fn commit(&self) -> String {
+        tid(self
+            .commits
+            .fetch_add(1, Ordering::SeqCst)
+            .saturating_add(1))
     }
 
     /// The record's value now, if any.
@@ -143,6 +166,18 @@ impl MemoryRepo {
 
 fn key(repo: &str, collection: &str, rkey: &str) -> (String, String, String) {
     (repo.to_owned(), collection.to_owned(), rkey.to_owned())
+}
+
+/// `n` as a TID: 13 characters of the sortable base-32 alphabet, so later sorts after.
+fn tid(n: u64) -> String {
+    const ALPHABET: &[u8; 32] = b"234567abcdefghijklmnopqrstuvwxyz";
+    (0..13)
+        .rev()
+        .map(|digit| {
+            let index = n.checked_shr(digit * 5).unwrap_or(0) & 31;
+            char::from(ALPHABET[usize::try_from(index).unwrap_or(0)])
+        })
+        .collect()
 }
 
 fn cid_of(value: &Value) -> String {
@@ -231,6 +266,7 @@ impl RecordRepo for MemoryRepo {
         self.check_swap(records.get(&record_key).map(|(cid, _)| cid), &swap)?;
         let cid = cid_of(value);
         records.insert(record_key, (cid.clone(), value.clone()));
+        let rev = self.commit();
         drop(records);
         let during = self
             .during_next_put
@@ -247,7 +283,17 @@ impl RecordRepo for MemoryRepo {
             RecordUri::new(&self.owner, collection, rkey).map_err(|error| RepoError::Invalid {
                 message: error.to_string(),
             })?;
-        Ok(Written { uri, cid })
+        Ok(Written {
+            uri,
+            cid,
+            rev: Some(rev),
+        })
+    }
+
+    async fn head(&self) -> Result<Option<String>, RepoError> {
+        self.calls.count(CallKind::Head);
+        self.check_online()?;
+        Ok(self.rev())
     }
 
     async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
@@ -256,7 +302,36 @@ impl RecordRepo for MemoryRepo {
         let record_key = key(&self.owner, collection, rkey.as_str());
         let mut records = self.lock();
         self.check_swap(records.get(&record_key).map(|(cid, _)| cid), &swap)?;
-        records.remove(&record_key);
+        if records.remove(&record_key).is_some() {
+            self.commit();
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_commit_has_a_revision_that_sorts_after_the_last() {
+        let repo = MemoryRepo::new("did:plc:owner");
+        assert_eq!(repo.rev(), None);
+        let mut revs = Vec::new();
+        for n in 0..40 {
+            repo.write_directly("did:plc:owner", "x.y.z", "a", serde_json::json!({"n": n}));
+            revs.push(repo.rev().unwrap());
+        }
+        assert!(revs.windows(2).all(|pair| pair[0] < pair[1]), "{revs:?}");
+        assert!(
+            revs.iter()
+                .all(|rev| swdesk_lexicon::syntax::tid(rev).is_ok()),
+            "{revs:?}"
+        );
+        let value = serde_json::json!({"$type": "x.y.z"});
+        let rkey = Rkey::parse("b").unwrap();
+        let written = ready(repo.put("x.y.z", &rkey, &value, Swap::Any)).unwrap();
+        assert_eq!(written.rev, repo.rev());
+        assert!(written.rev.unwrap() > revs[39]);
     }
 }

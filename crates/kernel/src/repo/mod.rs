@@ -86,6 +86,9 @@ pub struct Written {
     pub uri: RecordUri,
     /// The cid of the value just written.
     pub cid: String,
+    /// The revision of the owner's repo the write's commit made (a TID), when the repo said:
+    /// what orders this write against a change heard of another way ([`RecordRepo::head`]).
+    pub rev: Option<String>,
 }
 
 /// Why a repo call failed; each case tells the controller what to do next.
@@ -219,6 +222,10 @@ pub trait RecordRepo: Send + Sync {
         cursor: Option<&str>,
         limit: u16,
     ) -> impl Future<Output = Result<RecordPage, RepoError>> + Send;
+
+    /// The revision of the owner's repo now (its latest commit's, a TID), `None` where the
+    /// repo does not say: taken before a listing, it says how new the listing is at least.
+    fn head(&self) -> impl Future<Output = Result<Option<String>, RepoError>> + Send;
 
     /// Writes `value` at `collection/rkey` of the owner's repo when `swap` holds.
     fn put(

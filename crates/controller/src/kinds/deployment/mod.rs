@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use swdesk_core::declaration::{Declaration, genesis_changes, record_problems};
+use swdesk_core::declaration::{Declaration, DeclarationHash, genesis_changes, record_problems};
 use swdesk_core::deployment::{Deployment, RecordFacts, Writer, record_child_name, writer};
 use swdesk_core::infra::{BoundRecord, EndReason, InfraStatus};
 use swdesk_core::progress::{self, Changes, Write};
@@ -103,14 +103,28 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
         }
         let mut status = object.status.clone();
         self.roll_up(object, &mut status, &contracts, ObjectFacts::default());
+        let child = self.child(object).await?;
+        let written = child.as_ref().filter(|child| child_written(child));
+        if let Some(child) = written {
+            // The view learns of our last write before it is read (unless it heard of a later
+            // commit of the record meanwhile: that stays).
+            self.note_written(&child.spec.rkey, child).await;
+        }
         let Some(observed) = self.observe_or_report(object, &mut status).await? else {
             return Ok(Action::AwaitChange);
         };
-        let ours = self.repo_holds_our_write(object, &observed).await?;
-        if let Some(facts) = observed.facts.as_ref().filter(|_| ours) {
+        let ours = repo_holds_our_write(child.as_ref(), &observed);
+        let agreed = match observed.facts.as_ref().filter(|_| ours) {
             // Our own write is an agreed declaration: kept, so a view that has not seen our
             // next write yet reads as "only this side changed", never as a conflict.
-            D::status_mut(&mut status).last_declaration_hash = Some(facts.hash);
+            Some(facts) => Some(facts.hash),
+            // Our last write, not bound yet, is the newest declaration both sides had: a record
+            // other than it was written over it (another device's edit landing while ours was
+            // in flight), and is pulled when nothing changed here since.
+            None => written.and_then(|child| unbound_write::<D>(&status, child)),
+        };
+        if let Some(hash) = agreed {
+            D::status_mut(&mut status).last_declaration_hash = Some(hash);
         }
         let action = self.decide(object, &observed, ours)?;
         self.act(object, status, &observed, action).await
@@ -247,25 +261,6 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 Probe::Next(_) => n += 1,
             }
         }
-    }
-
-    /// Whether the record in the repo is this device's own last write, whatever the status
-    /// agreed last: then it is no edit made elsewhere. The child wrote it at that cid, or the
-    /// repo holds exactly the value the child writes (its write landed, its answer is not
-    /// recorded yet: an owner's edit in that moment is pushed, not taken for a conflict).
-    async fn repo_holds_our_write(
-        &self,
-        object: &ObjectOf<D>,
-        observed: &Observed,
-    ) -> Result<bool, ReconcileError> {
-        let Some(remote) = observed.remote.as_ref() else {
-            return Ok(false);
-        };
-        let Some(child) = self.child(object).await? else {
-            return Ok(false);
-        };
-        Ok(child.status.cid.as_deref() == Some(remote.cid.as_str())
-            || child.spec.value == remote.value)
     }
 
     /// The sync action for what was observed; a record that is our own last write counts as
@@ -611,7 +606,9 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             .unwrap_or_else(|| self.context.now())
     }
 
-    /// Tells the view the record at `rkey` is what `child` wrote, so the next read agrees.
+    /// Tells the view the record at `rkey` is what `child` wrote (at the revision the repo
+    /// answered), so the next read agrees; a record the view heard of from a later commit
+    /// stays.
     async fn note_written(&self, rkey: &Rkey, child: &AtprotoRecordObject) {
         let Some(cid) = child.status.cid.clone() else {
             return;
@@ -620,8 +617,9 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
             cid,
             value: child.spec.value.clone(),
         };
+        let rev = child.status.rev.as_deref();
         self.view
-            .note(D::DEPLOYMENT.collection(), rkey.as_str(), Some(record))
+            .note(D::DEPLOYMENT.collection(), rkey.as_str(), record, rev)
             .await;
     }
 
@@ -659,6 +657,7 @@ impl<D: Deployment, R: RecordRepo + 'static> DeploymentReconciler<D, R> {
                 rewrite.spec.swap = swap;
                 if child_written(child) {
                     rewrite.status.cid = None;
+                    rewrite.status.rev = None;
                 }
                 self.context
                     .store(move |store| store.replace_with_status::<AtprotoRecordSpec>(&rewrite))
@@ -779,6 +778,29 @@ fn new_child<D: Deployment>(
 /// now with a retry scheduled (a permanent failure writes nothing).
 fn write_may_land(child: &AtprotoRecordObject) -> bool {
     child.status.error.is_none() || child.status.retry.is_some()
+}
+
+/// Whether the record in the repo is this device's own last write, whatever the status
+/// agreed last: then it is no edit made elsewhere. The child wrote it at that cid, or the repo
+/// holds exactly the value the child writes (its write landed, its answer is not recorded yet:
+/// an owner's edit in that moment is pushed, not taken for a conflict).
+fn repo_holds_our_write(child: Option<&AtprotoRecordObject>, observed: &Observed) -> bool {
+    let (Some(remote), Some(child)) = (observed.remote.as_ref(), child) else {
+        return false;
+    };
+    child.status.cid.as_deref() == Some(remote.cid.as_str()) || child.spec.value == remote.value
+}
+
+/// The declaration hash of the child's write when the status has not bound that write yet.
+fn unbound_write<D: Deployment>(
+    status: &D::Status,
+    child: &AtprotoRecordObject,
+) -> Option<DeclarationHash> {
+    let bound = D::status(status).record.as_ref().map(|bound| &bound.cid);
+    if bound == child.status.cid.as_ref() {
+        return None;
+    }
+    D::read(&child.spec.value).ok().map(|facts| facts.hash)
 }
 
 fn child_written(child: &AtprotoRecordObject) -> bool {

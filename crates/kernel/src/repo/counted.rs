@@ -154,21 +154,30 @@ impl<R: RecordRepo> Counted<R> {
     }
 }
 
+impl<R: RecordRepo> Counted<R> {
+    /// The answer of `call`, tallied as one request of `kind`.
+    async fn counted<T>(
+        &self,
+        kind: CallKind,
+        call: impl Future<Output = Result<T, RepoError>>,
+    ) -> Result<T, RepoError> {
+        let result = call.await;
+        self.tally.record(kind, &result);
+        result
+    }
+}
+
 impl<R: RecordRepo> RecordRepo for Counted<R> {
     fn owner(&self) -> &str {
         self.inner.owner()
     }
 
     async fn get(&self, uri: &RecordUri) -> Result<Option<StoredRecord>, RepoError> {
-        let result = self.inner.get(uri).await;
-        self.tally.record(CallKind::Get, &result);
-        result
+        self.counted(CallKind::Get, self.inner.get(uri)).await
     }
 
     async fn prove(&self, uri: &RecordUri) -> Result<Option<ProvenRecord>, RepoError> {
-        let result = self.inner.prove(uri).await;
-        self.tally.record(CallKind::Get, &result);
-        result
+        self.counted(CallKind::Get, self.inner.prove(uri)).await
     }
 
     async fn list(
@@ -178,15 +187,12 @@ impl<R: RecordRepo> RecordRepo for Counted<R> {
         cursor: Option<&str>,
         limit: u16,
     ) -> Result<RecordPage, RepoError> {
-        let result = self.inner.list(repo, collection, cursor, limit).await;
-        self.tally.record(CallKind::List, &result);
-        result
+        let call = self.inner.list(repo, collection, cursor, limit);
+        self.counted(CallKind::List, call).await
     }
 
     async fn head(&self) -> Result<Option<String>, RepoError> {
-        let result = self.inner.head().await;
-        self.tally.record(CallKind::Head, &result);
-        result
+        self.counted(CallKind::Head, self.inner.head()).await
     }
 
     async fn put(
@@ -196,15 +202,13 @@ impl<R: RecordRepo> RecordRepo for Counted<R> {
         value: &Value,
         swap: Swap,
     ) -> Result<Written, RepoError> {
-        let result = self.inner.put(collection, rkey, value, swap).await;
-        self.tally.record(CallKind::Put, &result);
-        result
+        let call = self.inner.put(collection, rkey, value, swap);
+        self.counted(CallKind::Put, call).await
     }
 
     async fn delete(&self, collection: &str, rkey: &Rkey, swap: Swap) -> Result<(), RepoError> {
-        let result = self.inner.delete(collection, rkey, swap).await;
-        self.tally.record(CallKind::Delete, &result);
-        result
+        let call = self.inner.delete(collection, rkey, swap);
+        self.counted(CallKind::Delete, call).await
     }
 }
 

@@ -35,6 +35,7 @@ use swdesk_kernel::repo::journal::Journaled;
 use swdesk_kernel::repo::live::LiveState;
 use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::text::peer_text;
+use swdesk_market::winner_stream::WinnerStreams;
 use swdesk_market::{OfferingSource, RequesterMarket};
 use swdesk_store::random_uid;
 use swdesk_store::{Event as StoreEvent, LockError, Resource, Store, StoreError, StoreLock};
@@ -89,6 +90,9 @@ pub struct MarketAccess {
     /// Where the values of secrets sealed to guests are read (the keychain); none: a
     /// contract's secrets wait.
     pub vault: Option<Arc<dyn SecretVault>>,
+    /// Whether each winner's repo is followed live (`subscribeRepos`) while a contract waits
+    /// for its guest, so Deployed follows its `vm.onNetwork` at once; else timed reads only.
+    pub follow_winners: bool,
 }
 
 /// The controller of one account, running.
@@ -210,7 +214,16 @@ impl AccountController {
                 if let Some(vault) = access.vault {
                     market = market.with_vault(vault);
                 }
-                Self::start_following(data_dir, repo, market, config, follow).await?
+                if !access.follow_winners {
+                    market = market.timed_reads_only();
+                }
+                let woken = market.winner_streams().map(WinnerStreams::woken);
+                let controller =
+                    Self::start_following(data_dir, repo, market, config, follow).await?;
+                if let Some(woken) = woken {
+                    controller.run_woken_contracts(woken);
+                }
+                controller
             }
             None => Self::start_following(data_dir, repo, Unconnected, config, follow).await?,
         };
@@ -379,6 +392,33 @@ impl AccountController {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend([steps, changes, index, live_status]);
+    }
+
+    /// Runs each contract whose winner's repo changed at once (its `market.event`s, heard on
+    /// the winner's stream), not at its next recheck: the wait for its guest reads them.
+    fn run_woken_contracts(&self, mut woken: tokio::sync::broadcast::Receiver<String>) {
+        let Some(trigger) = self.engine.trigger(Kind::ComputeContract) else {
+            return;
+        };
+        let task = tokio::spawn(async move {
+            loop {
+                let name = match woken.recv().await {
+                    Ok(name) => name,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Ok(name) = Name::parse(&name) else {
+                    continue;
+                };
+                if trigger.schedule(name).is_err() {
+                    return;
+                }
+            }
+        });
+        self.forwarders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(task);
     }
 
     /// Keeps, in the store, a read-only Infra following the node Infra of each cluster the

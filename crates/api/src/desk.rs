@@ -685,6 +685,7 @@ impl Desk {
                 offerings,
                 key,
                 vault: Some(Arc::new(values)),
+                follow_winners: true,
             }),
             Err(error) => {
                 tracing::error!(%error, "no attestation key: contracts wait for the market");

@@ -10,7 +10,8 @@
 //! bidders' keys checked against theirs), [`peers`] (the port to the other parties and its HTTP adapter),
 //! [`sealing`] (a guest's key and secrets sealed to it), [`service_ref`] (service references
 //! in both dialects: `did:…#id` and plain URLs),
-//! [`status`] (the contract status a flow shows).
+//! [`status`] (the contract status a flow shows), [`winner_stream`] (the winning bidders' repos
+//! followed live while a contract waits for its guest, waking the wait).
 //!
 //! Invariants: every decision is the auction's (`swdesk_auction`); this crate only does what
 //! the flow says and reports what happened. No token or key appears in a log or `Debug`.
@@ -24,6 +25,7 @@ pub mod requester;
 pub mod sealing;
 pub mod service_ref;
 pub mod status;
+pub mod winner_stream;
 
 pub use peers::{HttpPeers, OfferingSource, PeerError, Peers, ServiceTokens};
 pub use requester::{RequesterMarket, Settings};

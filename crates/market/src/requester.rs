@@ -70,6 +70,7 @@ use crate::issuer::{OwnerListing, read_listing};
 use crate::keys;
 use crate::peers::{HttpPeers, OfferingSource, PEER_WORDS_MAX, PeerError, Peers};
 use crate::status::project;
+use crate::winner_stream::{Wake, WinnerStreams};
 
 mod deliver;
 mod drift;
@@ -89,8 +90,12 @@ pub const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct Settings {
     /// The longest one `advance` waits for a bid or for the guest before it returns.
     pub longest_wait: Duration,
-    /// How often the guest's events are looked for while waiting.
+    /// How often the guest's events are looked for while waiting and the winner's repo is
+    /// not followed live (no stream, or it is down).
     pub guest_poll: Duration,
+    /// The same while the winner's repo is followed live: a safety net only, since the
+    /// stream wakes the wait when the bidder's events change.
+    pub live_guest_poll: Duration,
     /// How long each step may keep failing before the contract fails.
     pub deadlines: Deadlines,
 }
@@ -100,6 +105,7 @@ impl Default for Settings {
         Self {
             longest_wait: Duration::from_secs(5),
             guest_poll: Duration::from_millis(250),
+            live_guest_poll: Duration::from_secs(10),
             deadlines: Deadlines::DEFAULT,
         }
     }
@@ -176,6 +182,8 @@ pub struct RequesterMarket<R, P> {
     listing: OwnerListing,
     /// Where the values of secrets sealed to guests are read; none: secrets wait.
     vault: Option<Arc<dyn SecretVault>>,
+    /// The winners' repos followed while contracts wait for their guests; none: timed reads.
+    winners: Option<WinnerStreams>,
 }
 
 impl RequesterMarket<PdsRepo, HttpPeers<ServiceAuth>> {
@@ -205,6 +213,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static> RequesterMarket<R, HttpPeers<Ser
         key: AttestationKey,
     ) -> Self {
         let tokens = ServiceAuth::new(agent);
+        let winners = WinnerStreams::new(resolver.clone());
         let peers = HttpPeers::new(resolver, tokens, offerings);
         Self::new(
             repo,
@@ -213,6 +222,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static> RequesterMarket<R, HttpPeers<Ser
             Arc::new(SystemClock),
             Settings::default(),
         )
+        .following_winners(winners)
     }
 }
 
@@ -236,6 +246,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             key_published: tokio::sync::OnceCell::new(),
             listing: OwnerListing::default(),
             vault: None,
+            winners: None,
         }
     }
 
@@ -243,6 +254,25 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
     pub fn with_vault(mut self, vault: Arc<dyn SecretVault>) -> Self {
         self.vault = Some(vault);
         self
+    }
+
+    /// The same market following each winner's repo live while a contract waits for its
+    /// guest (`subscribeRepos` at `winners`), so the wait wakes when the bidder writes.
+    pub fn following_winners(mut self, winners: WinnerStreams) -> Self {
+        self.winners = Some(winners);
+        self
+    }
+
+    /// The same market waiting for guests by timed reads only (`guest_poll`), following no
+    /// winner's repo.
+    pub fn timed_reads_only(mut self) -> Self {
+        self.winners = None;
+        self
+    }
+
+    /// The winners followed, when they are (for a controller to hear which contracts woke).
+    pub fn winner_streams(&self) -> Option<&WinnerStreams> {
+        self.winners.as_ref()
     }
 
     /// The same market with other `settings`.
@@ -759,6 +789,10 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .and_then(|seconds| u64::try_from(seconds).ok())
             .map_or(DEFAULT_GUEST_TIMEOUT, Duration::from_secs);
         let give_up = self.clock.now().saturating_add(self.settings.longest_wait);
+        let mut wake = self
+            .winners
+            .as_ref()
+            .map(|winners| winners.hold(contract.metadata.name.as_str(), &held.bidder));
         let mut seen = Stepped::default();
         let mut known: HashSet<String> = contract
             .status
@@ -767,6 +801,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .map(|e| e.uri.clone())
             .collect();
         loop {
+            let live = wake.as_mut().is_some_and(Wake::live_now);
             let reported = self.guest_reports(held).await?;
             for report in reported
                 .iter()
@@ -791,7 +826,19 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             if now >= give_up {
                 return Ok(seen);
             }
-            tokio::time::sleep(self.settings.guest_poll).await;
+            let pace = if live {
+                self.settings.live_guest_poll
+            } else {
+                self.settings.guest_poll
+            };
+            let nap = tokio::time::sleep(pace.min(give_up.since(now)));
+            match wake.as_mut() {
+                Some(wake) => tokio::select! {
+                    () = nap => {}
+                    () = wake.heard() => {}
+                },
+                None => nap.await,
+            }
         }
     }
 
@@ -1023,7 +1070,15 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> Market for RequesterMa
         contract: &ComputeContractObject,
         now: Timestamp,
     ) -> Result<ComputeContractStatus, MarketError> {
-        self.advance_flow(contract, now).await
+        let status = self.advance_flow(contract, now).await?;
+        let waits = status
+            .flow
+            .as_ref()
+            .is_some_and(|flow| matches!(flow.next(self.clock.now()), Next::AwaitGuest));
+        if let Some(winners) = self.winners.as_ref().filter(|_| !waits) {
+            winners.release(contract.metadata.name.as_str());
+        }
+        Ok(status)
     }
 }
 
@@ -1186,6 +1241,7 @@ mod tests {
             Settings {
                 longest_wait: Duration::from_millis(10),
                 guest_poll: Duration::from_millis(5),
+                live_guest_poll: Duration::from_millis(5),
                 deadlines: Deadlines::DEFAULT,
             },
         );

@@ -42,6 +42,7 @@ async fn stays_in_sync_while_deploying(wait_for_the_first_write: bool) {
         offerings: OfferingSource::Repos(vec![bidder.account.clone()]),
         key: AttestationKey::generate(Curve::P256),
         vault: None,
+        follow_winners: true,
     };
     let data = tempfile::tempdir().unwrap();
     let controller = AccountController::start_on_market(

@@ -14,3 +14,4 @@ mod restart;
 mod secrets;
 mod strict_peer;
 mod support;
+mod winner;

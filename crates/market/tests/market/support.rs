@@ -115,6 +115,7 @@ pub fn quick_settings() -> Settings {
     Settings {
         longest_wait: Duration::from_millis(500),
         guest_poll: Duration::from_millis(100),
+        live_guest_poll: Duration::from_millis(100),
         deadlines: Deadlines::DEFAULT,
     }
 }

@@ -3,7 +3,9 @@
 //! `subscribeRepos`, one listing every 30 s (the poll alone); each edit is written by another
 //! client (a password session of its own) and timed until the controller pulled it into its
 //! store (what the window shows). Then requests per idle minute of each, counted by their
-//! outbound clients. Run by `cargo xtask bench sync`, or by hand with `SWDESK_SANDBOX_PDS` set
+//! outbound clients. Then (alone with the argument `market`) the market: a sandbox bidder's `vm.onNetwork` written → the contract
+//! Deployed in the controller's store, with the winner's repo followed live beside timed reads
+//! only (every 250 ms), a handful of contracts each. Run by `cargo xtask bench sync`, or by hand with `SWDESK_SANDBOX_PDS` set
 //! (else it starts a PDS of its own). Prints p50 and p95 in milliseconds; asserts nothing.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -12,10 +14,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use swdesk_api::controller::{AccountController, Following};
+use swdesk_api::controller::{AccountController, Following, MarketAccess};
 use swdesk_api::live_source::LiveSource;
 use swdesk_api::{Network, Sessions};
 use swdesk_atproto::PdsRepo;
+use swdesk_atproto::attestation::{AttestationKey, Curve};
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::keychain::MemoryStore;
 use swdesk_auction::market::Unconnected;
@@ -24,13 +27,18 @@ use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_devnet::{Account, SandboxPds};
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::{Metadata, Object};
+use swdesk_kernel::rollup::ContractPhase;
 use swdesk_kernel::timestamp::Clock;
+use swdesk_market::OfferingSource;
+use swdesk_net::Outbound;
+use swdesk_sandbox_bidder::{GuestPhase, RunningBidder};
 use swdesk_store::random_uid;
 use swdesk_testkit::Chromium;
 
 const INFRA: &str = "computer.socialweb.infra";
 const LIVE_CHANGES: usize = 50;
 const POLLED_CHANGES: usize = 6;
+const CONTRACTS: usize = 5;
 
 /// One account's controller and what counts its requests.
 struct Side {
@@ -41,7 +49,8 @@ struct Side {
     _data: tempfile::TempDir,
 }
 
-async fn side(pds: &SandboxPds, prefix: &str, live: bool) -> Side {
+/// A fresh account named from `prefix`, signed in on its own network (its requests counted).
+async fn signed_in(pds: &SandboxPds, prefix: &str) -> (Network, Account, Sessions) {
     let network = Network::sandbox(&pds.ready_line()).unwrap();
     let account = pds.create_account(prefix).await.unwrap();
     let sessions = Sessions::with_store(
@@ -50,6 +59,11 @@ async fn side(pds: &SandboxPds, prefix: &str, live: bool) -> Side {
         Ok(Arc::new(MemoryStore::default())),
     );
     sessions.sign_in(&account.handle).await.unwrap();
+    (network, account, sessions)
+}
+
+async fn side(pds: &SandboxPds, prefix: &str, live: bool) -> Side {
+    let (network, account, sessions) = signed_in(pds, prefix).await;
     let agent = sessions.agent().unwrap();
     let resolver = Resolver::new(network.oauth.identity.clone(), network.outbound.clone());
     let data = tempfile::tempdir().unwrap();
@@ -179,9 +193,132 @@ async fn idle_requests(side: &Side, minutes: u64) -> u64 {
     side.network.outbound.made() - before
 }
 
+/// An account's controller on the market of `bidder`, following winners live or not.
+async fn market_side(pds: &SandboxPds, bidder: &RunningBidder, live: bool) -> Side {
+    let prefix = if live { "mktlive" } else { "mkttimed" };
+    let (mut network, account, sessions) = signed_in(pds, prefix).await;
+    let identity = network.oauth.identity.clone();
+    let policy = identity.net_policy().with_loopback_service(&bidder.url);
+    // The market's calls (the bidder's repo read among them) are the ones counted.
+    network.outbound = Outbound::new(policy);
+    let resolver = Resolver::new(identity, network.outbound.clone());
+    let market = MarketAccess {
+        offerings: OfferingSource::Repos(vec![bidder.account.clone()]),
+        key: AttestationKey::generate(Curve::P256),
+        vault: None,
+        follow_winners: live,
+    };
+    let data = tempfile::tempdir().unwrap();
+    let controller = AccountController::start_on_market(
+        data.path(),
+        sessions.agent().unwrap(),
+        resolver,
+        Some(market),
+        EngineConfig::default(),
+        LiveSource::Pds,
+    )
+    .await
+    .unwrap();
+    Side {
+        account,
+        controller,
+        network,
+        _sessions: sessions,
+        _data: data,
+    }
+}
+
+/// Contracts requested one after another, each timed from the bidder's `vm.onNetwork`
+/// (watched in the bidder's state) until the controller's store shows it Deployed; and the
+/// market's requests from each contract's request to its Deployed, in all.
+async fn guest_latencies(side: &Side, bidder: &RunningBidder) -> (Vec<Duration>, u64) {
+    let mut took = Vec::with_capacity(CONTRACTS);
+    let before = side.network.outbound.made();
+    for n in 0..CONTRACTS {
+        let name = Name::parse(&format!("rented{n}")).unwrap();
+        let object: Object<InfraSpec, _> = Object {
+            metadata: Metadata::new(
+                name.clone(),
+                random_uid().unwrap(),
+                swdesk_controller::SystemClock.now(),
+            ),
+            spec: serde_json::from_value(serde_json::json!({"contracts": [{"name": "vm",
+                "state": "requested", "policyArgs": {"bidWindowSec": 1, "firstFree": true}}]}))
+            .unwrap(),
+            status: InfraStatus::default(),
+        };
+        side.controller
+            .store()
+            .create::<InfraSpec>(&object)
+            .unwrap();
+        let on_network = |bidder: &RunningBidder| {
+            let guests = bidder.state().guests;
+            let ours = guests
+                .iter()
+                .filter(|guest| guest.accept_author == side.account.did);
+            ours.filter(|guest| guest.phase == GuestPhase::OnNetwork)
+                .count()
+                > n
+        };
+        until(
+            "the guest is on the network",
+            Duration::from_secs(120),
+            || on_network(bidder),
+        )
+        .await;
+        let deployed = until("the contract is Deployed", Duration::from_secs(60), || {
+            let object = side
+                .controller
+                .store()
+                .get::<InfraSpec>(&name)
+                .ok()
+                .flatten();
+            object.is_some_and(|object| {
+                object
+                    .status
+                    .contracts
+                    .first()
+                    .is_some_and(|contract| contract.phase == ContractPhase::Deployed)
+            })
+        })
+        .await;
+        took.push(deployed);
+    }
+    (took, side.network.outbound.made() - before)
+}
+
+/// `vm.onNetwork` → Deployed, the winner followed live beside timed reads, from one bidder.
+async fn market(pds: &SandboxPds) {
+    let identity = Network::sandbox(&pds.ready_line()).unwrap().oauth.identity;
+    let mut config =
+        swdesk_testkit::bidder_config(pds, &identity, "benchbid", Default::default()).await;
+    config.boot_step = Duration::from_secs(1);
+    let bidder = swdesk_sandbox_bidder::start(config).await.unwrap();
+    let live = market_side(pds, &bidder, true).await;
+    let timed = market_side(pds, &bidder, false).await;
+    println!("vm.onNetwork written by the bidder → contract Deployed in the controller's store");
+    println!("{:<34} {:>8} {:>8} {:>4}", "", "p50 ms", "p95 ms", "n");
+    let (live_took, live_requests) = guest_latencies(&live, &bidder).await;
+    let (timed_took, timed_requests) = guest_latencies(&timed, &bidder).await;
+    report("winner followed (subscribeRepos)", live_took);
+    report("timed reads (every 250 ms)", timed_took);
+    println!(
+        "the market's requests per contract, requested → Deployed: followed {}, timed {}",
+        live_requests / CONTRACTS as u64,
+        timed_requests / CONTRACTS as u64
+    );
+    live.controller.stop().await;
+    timed.controller.stop().await;
+    bidder.stop().await;
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let pds = SandboxPds::from_env_or_start().await.unwrap();
+    if std::env::args().any(|arg| arg == "market") {
+        market(&pds).await;
+        return;
+    }
     let live = side(&pds, "synclive", true).await;
     let polled = side(&pds, "syncpoll", false).await;
     until("the live side is live", Duration::from_secs(60), || {
@@ -201,4 +338,5 @@ async fn main() {
     println!("requests in an idle minute: live {live_idle} (goal 0), poll {polled_idle}");
     live.controller.stop().await;
     polled.controller.stop().await;
+    market(&pds).await;
 }

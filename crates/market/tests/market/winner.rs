@@ -1,7 +1,9 @@
 //! The winner's repo followed live while the contract waits for its guest, against the real
 //! PDS and a local bidder: the bidder's `vm.onNetwork` wakes the wait within a second although
 //! the timed reads are minutes apart, and the stream closes once the contract is Deployed;
-//! where the winner's stream is refused, the timed reads still see the guest.
+//! where the winner's stream is refused, the timed reads still see the guest; a commit to the
+//! winner's events names the contracts waiting on it (for the controller to run them at once),
+//! and a commit elsewhere in its repo does not.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -177,4 +179,53 @@ async fn refusing_websockets() -> (Url, Arc<AtomicUsize>) {
         Url::parse(&format!("http://localhost:{port}")).unwrap(),
         asked,
     )
+}
+
+#[tokio::test]
+async fn a_commit_to_the_winners_events_names_the_contracts_waiting_on_it_and_others_do_not() {
+    let sandbox = sandbox().await;
+    let winner = sandbox.kit.pds.create_account("winner").await.unwrap();
+    let streams = WinnerStreams::new(resolver(&sandbox.kit.identity, &[]));
+    let mut woken = streams.woken();
+    let mut wake = streams.hold("web-vm", &winner.did);
+    let live = tokio::time::timeout(Duration::from_secs(20), async {
+        while !wake.live_now() {
+            wake.heard().await;
+        }
+    });
+    live.await.expect("the winner's stream is live within 20 s");
+    // The first connect's listing wakes once too: let it pass before the commits.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    while woken.try_recv().is_ok() {}
+
+    let other = serde_json::json!({"$type": "app.bsky.actor.profile", "displayName": "w"});
+    (sandbox.kit.pds)
+        .put_record_as(&winner, "app.bsky.actor.profile", "self", &other)
+        .await
+        .unwrap();
+    let event = serde_json::json!({"$type": swdesk_lexicon::com::publicdomainrelay::temp::market::event::NSID});
+    (sandbox.kit.pds)
+        .put_record_as(
+            &winner,
+            swdesk_lexicon::com::publicdomainrelay::temp::market::event::NSID,
+            "3lwake",
+            &event,
+        )
+        .await
+        .unwrap();
+    let named = tokio::time::timeout(Duration::from_secs(5), woken.recv())
+        .await
+        .expect("the contract is named within 5 s of the commit")
+        .unwrap();
+    assert_eq!(named, "web-vm");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        woken.try_recv().is_err(),
+        "named once: the profile's commit woke nothing"
+    );
+    streams.release("web-vm");
+    assert!(
+        !streams.follows(&winner.did),
+        "the last hold closes the stream"
+    );
 }

@@ -85,6 +85,9 @@ pub const EVENT_SERVICE: &str = "#pdr_temp_compute_event";
 /// How long the guest may take to report `vm.onNetwork` when `vmReadyTimeoutSec` is absent.
 pub const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The least time between two reads of the guest's events woken by the winner's stream.
+const WOKEN_READS_APART: Duration = Duration::from_millis(100);
+
 /// The requester's knobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -802,6 +805,7 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             .collect();
         loop {
             let live = wake.as_mut().is_some_and(Wake::live_now);
+            let read_at = tokio::time::Instant::now();
             let reported = self.guest_reports(held).await?;
             for report in reported
                 .iter()
@@ -835,7 +839,10 @@ impl<R: RecordRepo + std::fmt::Debug + 'static, P: Peers> RequesterMarket<R, P> 
             match wake.as_mut() {
                 Some(wake) => tokio::select! {
                     () = nap => {}
-                    () = wake.heard() => {}
+                    () = wake.heard() => {
+                        // A flood of commits reads no more than ten times a second.
+                        tokio::time::sleep_until(read_at + WOKEN_READS_APART).await;
+                    }
                 },
                 None => nap.await,
             }

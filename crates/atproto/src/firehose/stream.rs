@@ -1,7 +1,7 @@
-//! The follower: one `subscribeRepos` connection after another to the owner's PDS (or a
-//! service the owner named), through the outbound policy, each frame decoded (`frame.rs`),
-//! each of the owner's commits verified (`verify.rs`) and handed to the controller as a
-//! [`RepoFeed`]. Where the stream cannot say what changed it asks for a listing instead
+//! The follower: one `subscribeRepos` connection after another to a repo's PDS (the owner's,
+//! or a service the owner named; a winning bidder's while a contract waits for its guest),
+//! through the outbound policy, each frame decoded (`frame.rs`), each of the followed repo's
+//! commits verified (`verify.rs`) and handed on as a [`RepoFeed`]. Where the stream cannot say what changed it asks for a listing instead
 //! ([`RepoFeed::Resync`]): a `#sync`, a gap in the sequence or in the repo's revision chain
 //! (`since` is not the revision last taken), a commit too big to carry its blocks or that does
 //! not verify, a cursor older than the server keeps (`OutdatedCursor`), and the first connect
@@ -79,7 +79,7 @@ impl Default for StreamLimits {
 /// What to follow.
 #[derive(Debug, Clone)]
 pub struct FollowConfig {
-    /// The repo followed (the owner's DID).
+    /// The repo followed (its DID: the owner's, or a winning bidder's).
     pub did: String,
     /// Where to resume (as kept in the store); none: from now, after one listing.
     pub cursor: Option<FeedCursor>,
@@ -173,7 +173,9 @@ async fn connection(
     let identity = match resolver.resolve_did(&config.did).await {
         Ok(identity) => identity,
         Err(error) => {
-            return Ended::Broke(format!("the owner's identity did not resolve: {error}"));
+            return Ended::Broke(format!(
+                "the followed repo's identity did not resolve: {error}"
+            ));
         }
     };
     let base = config.service.clone().unwrap_or(identity.pds);
@@ -366,7 +368,7 @@ impl Reader<'_> {
                 tracing::info!(
                     active,
                     ?status,
-                    "subscribeRepos: the owner's account changed"
+                    "subscribeRepos: the followed account changed"
                 );
                 None
             }
@@ -423,7 +425,7 @@ impl Reader<'_> {
                 Some(RepoFeed::Commit { ops, cursor })
             }
             Err(error) => {
-                tracing::warn!(%error, seq, "subscribeRepos: a commit of the owner's is refused");
+                tracing::warn!(%error, seq, "subscribeRepos: a commit of the followed repo is refused");
                 Some(self.resync(format!("a commit was refused: {error}"), seq, None))
             }
         }
@@ -443,7 +445,9 @@ impl Reader<'_> {
         self.resolver.forget(self.did);
         match self.resolver.resolve_did(self.did).await {
             Ok(identity) => self.key = identity.signing_key,
-            Err(error) => tracing::warn!(%error, "subscribeRepos: the owner's key did not resolve"),
+            Err(error) => {
+                tracing::warn!(%error, "subscribeRepos: the followed repo's signing key did not resolve")
+            }
         }
     }
 }

@@ -3,7 +3,9 @@
 //! schedule: the next N requests to a path answer a status (429 with `Retry-After`, 503, ...)
 //! instead of reaching the PDS. Every other request is forwarded as it came (method, path,
 //! headers, body; redirects are passed back, not followed), so OAuth, DPoP proofs (which name
-//! the public URL) and records work as against the PDS itself.
+//! the public URL) and records work as against the PDS itself. A WebSocket upgrade (the repo's
+//! `subscribeRepos` stream) is passed through to the PDS whole, frame by frame, so a client
+//! follows the repo live through the proxy as it would the PDS.
 //!
 //! It can also hold a request for ever, before or after the PDS carried it out, so a test can
 //! kill the client at that very step of a write.
@@ -16,9 +18,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::ws::{self, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts as _, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
+use futures_util::{SinkExt as _, StreamExt as _};
+use tokio_tungstenite::tungstenite;
 
 /// The largest request body forwarded.
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -184,7 +189,13 @@ impl Drop for FaultProxy {
 }
 
 async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    if parts.headers.contains_key(axum::http::header::UPGRADE) {
+        return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            Ok(upgrade) => pass_stream(&shared, &parts, upgrade).await,
+            Err(refused) => axum::response::IntoResponse::into_response(refused),
+        };
+    }
     let Ok(body) = axum::body::to_bytes(body, BODY_LIMIT).await else {
         return status(StatusCode::PAYLOAD_TOO_LARGE, "too large".to_owned());
     };
@@ -227,6 +238,87 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             answer
         }
     }
+}
+
+/// Opens the same stream on the PDS and, once it answered, relays every frame both ways
+/// until either side closes; a PDS that refuses the stream has its refusal passed back.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support opening the sandbox PDS's stream on loopback"
+)]
+async fn pass_stream(
+    shared: &Shared,
+    parts: &axum::http::request::Parts,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let url = format!("{}{path_and_query}", shared.upstream).replacen("http", "ws", 1);
+    lock(&shared.seen).push(Seen {
+        path: parts.uri.path().to_owned(),
+        at: Instant::now(),
+        rkey: None,
+        injected: None,
+        answered: None,
+    });
+    match tokio_tungstenite::connect_async(url).await {
+        Ok((pds, _)) => upgrade.on_upgrade(|client| relay(client, pds)),
+        Err(tungstenite::Error::Http(answer)) => {
+            let code = answer.status();
+            let body = answer.into_body().unwrap_or_default();
+            let mut response = Response::new(Body::from(body));
+            *response.status_mut() = code;
+            response
+        }
+        Err(why) => status(StatusCode::BAD_GATEWAY, why.to_string()),
+    }
+}
+
+/// Relays frames between the client's socket and the PDS's until either closes.
+async fn relay(
+    mut client: WebSocket,
+    mut pds: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+) {
+    loop {
+        tokio::select! {
+            from_client = client.recv() => {
+                let Some(Ok(message)) = from_client else { break };
+                if pds.send(to_pds(message)).await.is_err() {
+                    break;
+                }
+            }
+            from_pds = pds.next() => {
+                let Some(Ok(message)) = from_pds else { break };
+                let Some(message) = to_client(message) else { continue };
+                if client.send(message).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _closed = pds.close(None).await;
+}
+
+fn to_pds(message: ws::Message) -> tungstenite::Message {
+    match message {
+        ws::Message::Text(text) => tungstenite::Message::text(text.as_str()),
+        ws::Message::Binary(bytes) => tungstenite::Message::Binary(bytes),
+        ws::Message::Ping(bytes) => tungstenite::Message::Ping(bytes),
+        ws::Message::Pong(bytes) => tungstenite::Message::Pong(bytes),
+        ws::Message::Close(_) => tungstenite::Message::Close(None),
+    }
+}
+
+fn to_client(message: tungstenite::Message) -> Option<ws::Message> {
+    Some(match message {
+        tungstenite::Message::Text(text) => ws::Message::Text(text.as_str().into()),
+        tungstenite::Message::Binary(bytes) => ws::Message::Binary(bytes),
+        tungstenite::Message::Ping(bytes) => ws::Message::Ping(bytes),
+        tungstenite::Message::Pong(bytes) => ws::Message::Pong(bytes),
+        tungstenite::Message::Close(_) => ws::Message::Close(None),
+        tungstenite::Message::Frame(_) => return None,
+    })
 }
 
 /// The hold of a request to `path` with `body`, taken once.

@@ -10,8 +10,12 @@
 //!   index;
 //! - the index lists exactly the live deployments, each once.
 //!
+//! The controller follows the owner's repo live, as the app does (`subscribeRepos` of their PDS,
+//! through the proxy, which passes the stream through unfaulted); after each check the soak notes
+//! whether the stream was open (`live`) or the controller was polling.
+//!
 //! It prints the operations done, the faults injected, the checks and the invariant violations
-//! (which must be 0), and the process's memory at start, after each minute's check and at end:
+//! (which must be 0), whether it was live at each check, and the process's memory at start, after each minute's check and at end:
 //! resident (`VmRSS`) and the process's own part of it (`RssAnon`: heap, stacks), which is
 //! where a leak shows. The rest of the resident memory is the binary's code and the libraries
 //! mapped from disk: it grows as more code paths run (faults, retries) and is no leak.
@@ -105,6 +109,7 @@ async fn soak_on_the_apps_runtime() {
     // Sampled after each check (the controller settled): a leak climbs minute after minute; a
     // cache filling up levels off.
     let mut memory_by_minute: Vec<Memory> = Vec::new();
+    let mut live_by_minute: Vec<String> = Vec::new();
     loop {
         act(&controller, &mut dice, &mut tally, &mut live, &mut made);
         if dice.roll(6) == 0 {
@@ -119,6 +124,7 @@ async fn soak_on_the_apps_runtime() {
             // The proxy's log of requests grows with every one; the soak never reads it back.
             proxy.forget_seen();
             memory_by_minute.push(Memory::now());
+            live_by_minute.push(controller.live_status().mode);
             next_check = Instant::now() + Duration::from_secs(60);
         }
         if finished {
@@ -173,6 +179,13 @@ async fn soak_on_the_apps_runtime() {
         memory_at_start.threads,
         memory_at_end.threads,
         threads.join(", ")
+    );
+    let live_checks = live_by_minute.iter().filter(|mode| *mode == "live").count();
+    println!(
+        "soak: the owner's stream was live at {live_checks} of {} checks; after each minute's \
+         check: {}",
+        live_by_minute.len(),
+        live_by_minute.join(", ")
     );
     for violation in &tally.violations {
         println!("violation: {violation}");

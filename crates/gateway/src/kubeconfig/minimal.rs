@@ -17,7 +17,7 @@ use x509_parser::pem::Pem;
 
 use super::error::KubeconfigError;
 use super::refusals::refusals;
-use super::summary::{Summary, read, yaml_problem};
+use super::summary::{Summary, document, read};
 
 /// A kubeconfig rebuilt from a gateway's answer, ready to save, with what the app shows of it.
 #[derive(Debug)]
@@ -32,13 +32,12 @@ impl Minimal {
     /// seconds): refused, naming every reason, when it asks for what the app never writes;
     /// refused when its certificate is not the CA's or expired.
     pub fn rebuild(answer: &str, name: &str, now: i64) -> Result<Self, KubeconfigError> {
-        let document: serde_json::Value = serde_saphyr::from_str(answer)
-            .map_err(|error| KubeconfigError::Yaml(yaml_problem(&error)))?;
+        let document = document(answer)?;
         let problems = refusals(&document);
         if !problems.is_empty() {
             return Err(KubeconfigError::Refused(problems));
         }
-        let (mut summary, credentials) = read(answer)?;
+        let (mut summary, credentials) = read(&document)?;
         if summary.not_after <= now {
             return Err(KubeconfigError::Expired(summary.not_after));
         }

@@ -1,14 +1,17 @@
 //! What the app shows of a kubeconfig (server, cluster name, the client certificate's subject
 //! and validity window), read with standard parsers (YAML, X.509) so an expiry countdown never
 //! guesses; one whose client certificate is not signed by the cluster CA it carries, or that
-//! holds no client key, is refused. [`read`] also hands the verified PEM blocks to the one
-//! place that writes a kubeconfig (`minimal`).
+//! holds no client key, is refused. The text is parsed once ([`document`]); `minimal` checks
+//! that one document for refusals and [`read`] reads it, handing the verified PEM blocks to the
+//! one place that writes a kubeconfig.
 //!
 //! Invariant: the kubeconfig's text is never logged or put in an error message.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 use x509_parser::pem::Pem;
 
 use super::error::KubeconfigError;
@@ -35,11 +38,13 @@ pub struct Summary {
 struct File {
     clusters: Vec<NamedCluster>,
     users: Vec<NamedUser>,
+    #[serde(default, deserialize_with = "optional_scalar_text")]
     current_context: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct NamedCluster {
+    #[serde(deserialize_with = "scalar_text")]
     name: String,
     cluster: ClusterFields,
 }
@@ -47,6 +52,7 @@ struct NamedCluster {
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]
 struct ClusterFields {
+    #[serde(deserialize_with = "scalar_text")]
     server: String,
     certificate_authority_data: Option<String>,
 }
@@ -90,15 +96,22 @@ impl Summary {
 
     /// Reads a kubeconfig's first cluster and user.
     pub fn parse(text: &str) -> Result<Self, KubeconfigError> {
-        read(text).map(|(summary, _)| summary)
+        read(&document(text)?).map(|(summary, _)| summary)
     }
 }
 
-/// Reads a kubeconfig's first cluster and user: what the app shows of it, and the PEM blocks
-/// it verified (the client certificate signed by the CA, a private key beside it).
-pub(super) fn read(text: &str) -> Result<(Summary, Credentials), KubeconfigError> {
-    let file: File = serde_saphyr::from_str(text)
-        .map_err(|error| KubeconfigError::Yaml(yaml_problem(&error)))?;
+/// A kubeconfig's text parsed as YAML into data, the one parse of it.
+pub(super) fn document(text: &str) -> Result<Value, KubeconfigError> {
+    serde_saphyr::from_str(text).map_err(|error| KubeconfigError::Yaml(yaml_problem(&error)))
+}
+
+/// Reads a kubeconfig's first cluster and user from its `document`: what the app shows of it,
+/// and the PEM blocks it verified (the client certificate signed by the CA, a private key
+/// beside it).
+pub(super) fn read(document: &Value) -> Result<(Summary, Credentials), KubeconfigError> {
+    // The deserializer's message may quote a value (a key, written where a name belongs).
+    let file = File::deserialize(document)
+        .map_err(|_| KubeconfigError::Yaml("a field is missing or not of its kind".to_owned()))?;
     let cluster = file
         .clusters
         .first()
@@ -134,6 +147,25 @@ pub(super) fn read(text: &str) -> Result<(Summary, Credentials), KubeconfigError
     Ok((summary, credentials))
 }
 
+/// A scalar as text, as a direct parse into text took it: YAML reads `name: 123` as a number
+/// where a kubeconfig means text. A boolean reads as `true` or `false`, however it was spelt.
+fn scalar_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    optional_scalar_text(deserializer)?.ok_or_else(|| D::Error::custom("no text"))
+}
+
+/// [`scalar_text`], or none where the field is null.
+fn optional_scalar_text<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Null => Ok(None),
+        Value::String(text) => Ok(Some(text)),
+        Value::Number(number) => Ok(Some(number.to_string())),
+        Value::Bool(flag) => Ok(Some(flag.to_string())),
+        Value::Array(_) | Value::Object(_) => Err(D::Error::custom("not a scalar")),
+    }
+}
+
 fn field<'a>(value: &'a Option<String>, what: &'static str) -> Result<&'a str, KubeconfigError> {
     value
         .as_deref()
@@ -154,7 +186,7 @@ fn key_of(data: &str) -> Result<Pem, KubeconfigError> {
 
 /// Where the YAML breaks, never what it says there: the parser's own message quotes the lines
 /// around the error, and those may hold the client key.
-pub(super) fn yaml_problem(error: &serde_saphyr::Error) -> String {
+fn yaml_problem(error: &serde_saphyr::Error) -> String {
     match error.location() {
         Some(at) => format!("it is not valid YAML (line {})", at.line()),
         None => "it is not valid YAML".to_owned(),
@@ -183,4 +215,32 @@ fn common_name(name: &x509_parser::x509::X509Name<'_>) -> String {
         .and_then(|cn| cn.as_str().ok())
         .unwrap_or_default()
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn names_written_as_numbers_or_booleans_are_read_as_their_text() {
+        let text = "clusters:\n- name: 123\n  cluster:\n    server: https://c.example\n\
+                    users: []\ncurrent-context: 456\n";
+        let file = File::deserialize(&document(text).unwrap()).unwrap();
+        assert_eq!(file.clusters[0].name, "123");
+        assert_eq!(file.current_context.as_deref(), Some("456"));
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_kind_is_refused_without_quoting_its_value() {
+        let key = "c2VjcmV0LWtleS1tYXRlcmlhbC1vbmUtdHdvLXRocmVlLWZvdXI";
+        let text = format!("clusters:\n- name: c\n  cluster: {key}\nusers: []\n");
+        let error = Summary::parse(&text).unwrap_err();
+        assert!(
+            matches!(error, KubeconfigError::Yaml(_)),
+            "refused as not a kubeconfig: {error}"
+        );
+        assert!(!error.to_string().contains(&key[..16]), "{error}");
+    }
 }

@@ -8,15 +8,18 @@
 use std::time::Duration;
 
 use swdesk_devnet::SandboxPds;
+use swdesk_tests::AppWindow;
 use swdesk_tests::axe::AxeFindings;
 use swdesk_tests::layout::LayoutProblems;
-use swdesk_tests::{AppWindow, borrowed, sandbox_env};
 
 /// Publishing and the controller's reaction take seconds; generous under load.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The Activity's group of the steps about the deployment `web`.
 const WEB_GROUP: &str = "[data-testid='activity-group'][data-group='Infra/web']";
+
+/// The sections past the deployments, each with the key that opens it (with Ctrl).
+const SECTIONS: [(&str, &str); 3] = [("2", "clusters"), ("3", "activity"), (",", "settings")];
 
 /// Opens every fold of the deployment panel (the record, the local objects, the proofs), so
 /// what they hold is checked too.
@@ -78,12 +81,37 @@ async fn save_web_until_in_sync(window: &AppWindow, contracts: &str) -> anyhow::
     Ok(())
 }
 
+/// Requests the contract `api` of the deployment shown and waits until its card says what it
+/// waits for.
+async fn request_api(window: &AppWindow) -> anyhow::Result<()> {
+    window
+        .click_until_shown(
+            "[data-contract='api'] [data-action='request']",
+            "[data-contract='api'] [data-action='release']",
+        )
+        .await?;
+    window
+        .wait_for_text(
+            "[data-contract='api'] [data-testid='waiting-for']",
+            "Waiting for",
+        )
+        .await
+        .map(drop)
+}
+
+/// Opens `section` with its `key` and waits until it is shown.
+async fn open_section(window: &AppWindow, key: &str, section: &str) -> anyhow::Result<()> {
+    window.press_command_key(key).await?;
+    window
+        .find(&format!("main[data-section='{section}']"))
+        .await
+        .map(drop)
+}
+
 #[tokio::test]
 async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2eaxe").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("axe", &borrowed(&env)).await?;
+    let mut window = AppWindow::open_for_new_owner(&pds, "e2eaxe", "axe").await?;
     let mut findings = AxeFindings::default();
     window.find("[data-action='sign-in']").await?;
     window
@@ -116,18 +144,7 @@ async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()>
         .check_accessibility("deployment panel", &mut findings)
         .await?;
 
-    window
-        .click_until_shown(
-            "[data-contract='api'] [data-action='request']",
-            "[data-contract='api'] [data-action='release']",
-        )
-        .await?;
-    window
-        .wait_for_text(
-            "[data-contract='api'] [data-testid='waiting-for']",
-            "Waiting for",
-        )
-        .await?;
+    request_api(&window).await?;
     window
         .run_script(UNFOLD, vec![], Duration::from_secs(10))
         .await?;
@@ -174,11 +191,8 @@ async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()>
         .wait_for_gone("[data-testid='command-palette']", Duration::from_secs(5))
         .await?;
 
-    for (key, section) in [("2", "clusters"), ("3", "activity"), (",", "settings")] {
-        window.press_command_key(key).await?;
-        window
-            .find(&format!("main[data-section='{section}']"))
-            .await?;
+    for (key, section) in SECTIONS {
+        open_section(&window, key, section).await?;
         window.check_accessibility(section, &mut findings).await?;
     }
 
@@ -198,9 +212,7 @@ const API_PHASE: &str = "[data-contract='api'] [data-testid='contract-phase']";
 #[tokio::test]
 async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2ekeys").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("keyboard", &borrowed(&env)).await?;
+    let mut window = AppWindow::open_for_new_owner(&pds, "e2ekeys", "keyboard").await?;
 
     // The first Tab reaches the skip link, which takes the focus past the navigation.
     window.press("Tab").await?;
@@ -307,12 +319,8 @@ async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> 
 #[tokio::test]
 async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2elayout").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("layout", &borrowed(&env)).await?;
+    let mut window = AppWindow::signed_in_as_new_owner(&pds, "e2elayout", "layout").await?;
     let mut problems = LayoutProblems::default();
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
     window
         .check_layout_at_each_size("no deployments", &mut problems)
         .await?;
@@ -333,18 +341,7 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
     window
         .find("[data-testid='deployment-detail'][data-name='web']")
         .await?;
-    window
-        .click_until_shown(
-            "[data-contract='api'] [data-action='request']",
-            "[data-contract='api'] [data-action='release']",
-        )
-        .await?;
-    window
-        .wait_for_text(
-            "[data-contract='api'] [data-testid='waiting-for']",
-            "Waiting for",
-        )
-        .await?;
+    request_api(&window).await?;
     window
         .check_layout_at_each_size("deployment panel", &mut problems)
         .await?;
@@ -365,11 +362,8 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
     window
         .wait_for_gone("[data-testid='record-dialog']", Duration::from_secs(5))
         .await?;
-    for (key, section) in [("2", "clusters"), ("3", "activity"), (",", "settings")] {
-        window.press_command_key(key).await?;
-        window
-            .find(&format!("main[data-section='{section}']"))
-            .await?;
+    for (key, section) in SECTIONS {
+        open_section(&window, key, section).await?;
         if section == "activity" {
             // The steps' rows themselves, a fold of routine steps open among them.
             window
@@ -394,11 +388,8 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
 async fn the_activity_is_grouped_by_deployment_and_its_routine_folds_open_by_keyboard()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2eactivity").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("activity-groups", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let mut window =
+        AppWindow::signed_in_as_new_owner(&pds, "e2eactivity", "activity-groups").await?;
     window.press_command_key("n").await?;
     save_web_until_in_sync(&window, "api").await?;
     window.press_command_key("3").await?;

@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use swdesk_devnet::{PublicMarketPeer, SandboxPds};
-use swdesk_tests::{AppWindow, borrowed, sandbox_env, with_sandbox_field};
+use swdesk_devnet::{BidderMode, SandboxPds};
+use swdesk_tests::public_market::signed_in_window;
 
 /// The bid window (3 s), the bidder's answers through its dispatcher and the guest's boot.
 const MARKET_TIMEOUT: Duration = Duration::from_secs(120);
@@ -21,14 +20,8 @@ const MARKET_TIMEOUT: Duration = Duration::from_secs(120);
 async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases_it()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let owner = pds.create_account("e2epub").await?;
-    let logs = tempfile_dir("public-market")?;
-    let peer = PublicMarketPeer::start(&pds.info().plc_url, &logs).await?;
-    let env = sandbox_env(&pds, &owner)?;
-    let env = with_sandbox_field(env, "bidderDids", json!([peer.bidder_did.clone()]))?;
-    let env = with_sandbox_field(env, "marketIngressPort", json!(peer.dispatcher_port))?;
-    let mut window = AppWindow::open_with_env("public-market", &borrowed(&env)).await?;
-    window.sign_in().await?;
+    let (mut window, peer, _owner) =
+        signed_in_window(&pds, "e2epub", "public-market", BidderMode::Default).await?;
 
     window
         .declare_and_deploy_vm("stranger", MARKET_TIMEOUT)
@@ -94,11 +87,4 @@ async fn a_contract_runs_on_the_public_markets_own_bidder_and_one_click_releases
     window.screenshot("released").await?;
     window.close().await?;
     Ok(())
-}
-
-/// A folder of this test's own under the system's temporary directory, for the peer's logs.
-fn tempfile_dir(name: &str) -> anyhow::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("swdesk-e2e-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }

@@ -10,11 +10,9 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use swdesk_devnet::{Account, BidderMode, PublicMarketPeer, SandboxPds};
-use swdesk_tests::{
-    AppWindow, BROWSER_TIMEOUT, STEP_TIMEOUT, borrowed, sandbox_env, with_sandbox_field,
-};
+use swdesk_devnet::{Account, BidderMode, SandboxPds};
+use swdesk_tests::public_market::signed_in_window;
+use swdesk_tests::{AppWindow, BROWSER_TIMEOUT, STEP_TIMEOUT};
 
 /// The bid window (3 s), the bidder's answers through its dispatcher and the guest's boot.
 const MARKET_TIMEOUT: Duration = Duration::from_secs(120);
@@ -23,25 +21,6 @@ const MARKET_TIMEOUT: Duration = Duration::from_secs(120);
 const MAIL_TIMEOUT: Duration = Duration::from_secs(30);
 
 const DIALOG: &str = "[data-testid='market-key-dialog']";
-
-/// A window signed in as a fresh owner, on a network whose only bidder is the public market's,
-/// strict; the peer and the owner with it.
-async fn strict_window(
-    pds: &SandboxPds,
-    name: &str,
-) -> anyhow::Result<(AppWindow, PublicMarketPeer, Account)> {
-    let owner = pds.create_account("e2estrict").await?;
-    let logs = std::env::temp_dir().join(format!("swdesk-e2e-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&logs)?;
-    let plc = &pds.info().plc_url;
-    let peer = PublicMarketPeer::start_in_mode(plc, &logs, BidderMode::BindKeys).await?;
-    let env = sandbox_env(pds, &owner)?;
-    let env = with_sandbox_field(env, "bidderDids", json!([peer.bidder_did.clone()]))?;
-    let env = with_sandbox_field(env, "marketIngressPort", json!(peer.dispatcher_port))?;
-    let window = AppWindow::open_with_env(name, &borrowed(&env)).await?;
-    window.sign_in().await?;
-    Ok((window, peer, owner))
-}
 
 /// The code in the `seen`-th mail the PDS sent `owner` (0: the first), once it arrived.
 async fn mailed_code(pds: &SandboxPds, owner: &Account, seen: usize) -> anyhow::Result<String> {
@@ -141,7 +120,8 @@ async fn publish_in_window(
 async fn a_strict_bidders_refusal_has_its_row_and_the_card_offers_to_publish_the_key()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let (mut window, peer, _owner) = strict_window(&pds, "strict-refusal").await?;
+    let (mut window, peer, _owner) =
+        signed_in_window(&pds, "e2estrict", "strict-refusal", BidderMode::BindKeys).await?;
     window.declare_and_request_vm("refused").await?;
     let row = format!(
         "[data-contract='vm'] [data-testid='asked-bidder'][data-bidder='{}'][data-answer='refused']",
@@ -186,7 +166,8 @@ async fn a_strict_bidders_refusal_has_its_row_and_the_card_offers_to_publish_the
 async fn in_strict_mode_the_key_published_in_the_window_wins_the_bid_and_one_click_releases()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let (mut window, peer, owner) = strict_window(&pds, "strict-publish").await?;
+    let (mut window, peer, owner) =
+        signed_in_window(&pds, "e2estrict", "strict-publish", BidderMode::BindKeys).await?;
     publish_in_window(&mut window, &pds, &owner).await?;
 
     window

@@ -16,6 +16,7 @@ pub mod axe;
 pub mod desktop;
 pub mod keyboard;
 pub mod layout;
+pub mod public_market;
 pub mod releases;
 
 use std::net::TcpStream;
@@ -151,6 +152,29 @@ impl AppWindow {
     pub async fn open_with_env(test_name: &str, env: &[(&str, &str)]) -> anyhow::Result<Self> {
         let binary = required_env("SWDESK_APP_BINARY")?;
         Self::open_binary(test_name, &binary, env).await
+    }
+
+    /// Opens the app on the run's sandbox for a new account of its own (`prefix` names it),
+    /// Chromium playing that owner; not signed in yet. `test_name` prefixes its screenshots.
+    pub async fn open_for_new_owner(
+        pds: &SandboxPds,
+        prefix: &str,
+        test_name: &str,
+    ) -> anyhow::Result<Self> {
+        let owner = pds.create_account(prefix).await?;
+        Self::open_with_env(test_name, &borrowed(&sandbox_env(pds, &owner)?)).await
+    }
+
+    /// [`AppWindow::open_for_new_owner`], signed in, on the owner's empty list of deployments.
+    pub async fn signed_in_as_new_owner(
+        pds: &SandboxPds,
+        prefix: &str,
+        test_name: &str,
+    ) -> anyhow::Result<Self> {
+        let window = Self::open_for_new_owner(pds, prefix, test_name).await?;
+        window.sign_in().await?;
+        window.wait_for_text("main", "No deployments yet").await?;
+        Ok(window)
     }
 
     /// Starts the app binary at `binary` (an installed one, say) as [`AppWindow::open_with_env`]

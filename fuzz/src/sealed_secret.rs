@@ -22,7 +22,7 @@ use serde_json::Value;
 use swdesk_atproto::attestation::{AttestationKey, Curve, sign_record};
 use swdesk_auction::compute::StrongRef;
 use swdesk_auction::flow::Held;
-use swdesk_auction::secret::SecretValue;
+use swdesk_kernel::secret::SecretValue;
 use swdesk_auction::trust::{KeyBinding, RecordCheck};
 use swdesk_kernel::repo::{Provenance, StoredRecord};
 use swdesk_kernel::timestamp::Timestamp;

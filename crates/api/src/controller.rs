@@ -18,7 +18,6 @@ use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Agent, PdsRepo};
 use swdesk_auction::market::Market;
 use swdesk_auction::market::Unconnected;
-use swdesk_auction::secret::SecretVault;
 use swdesk_controller::ReconcileError;
 use swdesk_controller::{Engine, EngineConfig, LiveFeed, SystemClock};
 use swdesk_core::collection::{
@@ -33,6 +32,7 @@ use swdesk_kernel::object::{Kind, Metadata, Object};
 use swdesk_kernel::repo::RecordRepo;
 use swdesk_kernel::repo::journal::Journaled;
 use swdesk_kernel::repo::live::LiveState;
+use swdesk_kernel::secret::SecretVault;
 use swdesk_kernel::timestamp::Clock;
 use swdesk_lexicon::text::peer_text;
 use swdesk_market::winner_stream::WinnerStreams;

@@ -28,9 +28,9 @@ use tokio::sync::broadcast;
 
 use swdesk_atproto::identity::Resolver;
 use swdesk_atproto::{Account, Browser, PdsRepo};
-use swdesk_auction::secret::{SecretValue, SecretVault};
 use swdesk_controller::EngineConfig;
 use swdesk_kernel::repo::{RecordRepo, StoredRecord};
+use swdesk_kernel::secret::{SecretValue, SecretVault};
 use swdesk_kernel::uri::RecordUri;
 use tokio::sync::Mutex;
 

@@ -10,10 +10,11 @@
 
 use serde::Serialize;
 use swdesk_auction::compute::ComputeContractStatus;
-use swdesk_auction::secret::{MAX_SECRET_BYTES, SecretRef, short_recipient};
+use swdesk_auction::secret::{MAX_SECRET_BYTES, short_recipient};
 use swdesk_core::infra::InfraSpec;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;
+use swdesk_kernel::secret::SecretRef;
 use swdesk_lexicon::problem::Problem;
 use swdesk_store::Store;
 

@@ -8,7 +8,7 @@
 //! - [`compute`]: the ComputeContract (one declared contract's run on the market), its phase and
 //!   what it waits for; [`market`]: the `Market` port that advances one (and
 //!   [`market::Unconnected`], the market of a session without one);
-//! - [`secret`]: secrets by reference (values redacted), and what each guest has of them;
+//! - [`secret`]: what each guest has of its secrets (the secrets themselves are the kernel's);
 //! - [`request`]: a declared contract → the `compute.vm` payload, the fulfillment policy record,
 //!   the RFP, the bid window and `firstFree`, every problem at once;
 //! - [`carriage`]: SSH keys into cloud-init `user_data`; fields `compute.vm` cannot carry refused;

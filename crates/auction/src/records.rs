@@ -14,6 +14,7 @@ use swdesk_lexicon::com::publicdomainrelay::temp::market::accept::Accept;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::accepts::free::Free as FreeAccept;
 use swdesk_lexicon::com::publicdomainrelay::temp::market::event::Event;
 
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Bytes;
 use swdesk_lexicon::computer::socialweb::secret::sealed::Sealed;
@@ -21,7 +22,6 @@ use swdesk_lexicon::computer::socialweb::secret::sealed::Sealed;
 use super::flow::{Held, Won};
 use super::request::lexicon_ref;
 use crate::compute::phase::StrongRef;
-use crate::secret::SecretRef;
 
 /// The `reason` of a release asked by the owner.
 pub const RELEASE_REASON: &str = "released";

@@ -11,12 +11,12 @@
 //! are set together, once; `status.expiresAt` is set on EphemeralInfra only.
 
 use serde::{Deserialize, Serialize};
-use swdesk_auction::secret::SecretRef;
 use swdesk_kernel::drift::Drift;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;
 use swdesk_kernel::rkey::Rkey;
 use swdesk_kernel::rollup::{ContractPhase, ObjectPhase};
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_kernel::uri::RecordUri;
 

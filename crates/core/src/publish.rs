@@ -218,8 +218,8 @@ mod tests {
     use super::*;
     use crate::declaration::record_problems;
     use serde_json::json;
-    use swdesk_auction::secret::SecretRef;
     use swdesk_kernel::deployment_kind::DeploymentKind;
+    use swdesk_kernel::secret::SecretRef;
     use swdesk_lexicon::Record;
 
     fn at(text: &str) -> Timestamp {

@@ -10,7 +10,8 @@
 //! - phases and what the world says: [`rollup`] (a contract's phase, the object phase rolled
 //!   up from them), [`drift`] (what the world says that the records do not);
 //! - ports: [`repo`] (`RecordRepo`, the owner's atproto repo), [`timestamp`] (time values and
-//!   the `Clock` port);
+//!   the `Clock` port), [`secret`] (secrets by reference, a value in memory, the `SecretVault`
+//!   that reads values);
 //! - faults: [`retry`] (the one retry rule: which failures may heal, backoff with jitter,
 //!   `Retry-After`, deadlines).
 
@@ -23,5 +24,6 @@ pub mod repo;
 pub mod retry;
 pub mod rkey;
 pub mod rollup;
+pub mod secret;
 pub mod timestamp;
 pub mod uri;

@@ -16,10 +16,10 @@ use swdesk_api::deployments::{ContractIntent, IntentError};
 use swdesk_api::network::Network;
 use swdesk_api::{Desk, DeskError, ErrorCode};
 use swdesk_atproto::keychain::Keychain;
-use swdesk_auction::secret::SecretVault as _;
 use swdesk_devnet::holds_bytes;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;
+use swdesk_kernel::secret::SecretVault as _;
 use swdesk_sandbox_bidder::Opened;
 use swdesk_testkit::Chromium;
 

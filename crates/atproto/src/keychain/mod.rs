@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use keyring_core::{CredentialStore, Entry};
 
-use swdesk_auction::secret::{SecretValue, SecretVault};
+use swdesk_kernel::secret::{SecretValue, SecretVault};
 
 use crate::attestation::{AttestationKey, Curve};
 use crate::oauth::session::StoredSession;

@@ -77,7 +77,7 @@ fn an_accounts_attestation_key_is_made_once_and_kept_in_the_os_keychain() {
 
 #[test]
 fn a_secret_value_is_kept_per_account_read_replaced_and_forgotten_in_the_os_keychain() {
-    use swdesk_auction::secret::{SecretValue, SecretVault};
+    use swdesk_kernel::secret::{SecretValue, SecretVault};
 
     let store = keychain("secret-values");
     let mine = store.keychain().secret_values("did:plc:secrets-a");

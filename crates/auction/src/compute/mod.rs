@@ -17,10 +17,11 @@ use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::drift::Drift;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::retry::Backoff;
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::timestamp::Timestamp;
 
 use crate::flow::Flow;
-use crate::secret::{SecretRef, SecretsStatus};
+use crate::secret::SecretsStatus;
 use crate::trust::RecordCheck;
 use swdesk_lexicon::computer::socialweb::infra::Contract;
 

@@ -98,7 +98,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
-    use swdesk_auction::secret::SecretRef;
+    use swdesk_kernel::secret::SecretRef;
 
     fn contracts(value: Value) -> Vec<Contract> {
         serde_json::from_value(value).unwrap()

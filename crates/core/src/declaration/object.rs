@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use swdesk_auction::secret::SecretRef;
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::{Name, label_problems};
 use swdesk_kernel::rkey::RESERVED;
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::uri::RecordUri;
 use swdesk_lexicon::Problem;
 use swdesk_lexicon::problem::{pointer_child, pointer_index};

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use swdesk_auction::compute::{ComputePhase, Waiting};
-use swdesk_auction::secret::{SecretRef, SecretValue, SecretVault};
 use swdesk_devnet::holds_bytes;
+use swdesk_kernel::secret::{SecretRef, SecretValue, SecretVault};
 use swdesk_lexicon::computer::socialweb::secret::{guest_key, sealed};
 use swdesk_sandbox_bidder::{Behaviour, Opened};
 

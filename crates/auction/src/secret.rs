@@ -1,16 +1,14 @@
 //! What a contract's guest has of its secrets ([`SecretsStatus`]): the key its bidder reported
 //! for it and each secret sealed to that key, and [`SecretsStatus::undelivered`] is the one rule
 //! of what still has to be sealed and delivered. The secrets themselves, by reference, their
-//! values in memory and the vault that reads them are the kernel's (`swdesk_kernel::secret`);
-//! `SecretRef`, `SecretValue` and `SecretVault` are re-exported here for the modules that still
-//! name them here (the controller's contracts, the market's requester).
+//! values in memory and the vault that reads them are the kernel's (`swdesk_kernel::secret`).
 //!
 //! Invariants: a secret counts as delivered only at its current version and to the guest key
 //! seen last: a new key (a re-keyed or replaced guest) or a new version (a rotation) seals it
 //! afresh.
 
 use serde::{Deserialize, Serialize};
-pub use swdesk_kernel::secret::{SecretRef, SecretValue, SecretVault};
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::timestamp::Timestamp;
 
 use crate::trust::RecordCheck;

@@ -14,11 +14,10 @@ use std::sync::Arc;
 use swdesk_auction::compute::ComputeContractObject;
 use swdesk_auction::flow::{Held, RecordRole, record_key};
 use swdesk_auction::records;
-use swdesk_auction::secret::{
-    GuestKey, SecretDelivery, SecretRef, SecretValue, SecretVault, SecretsStatus,
-};
+use swdesk_auction::secret::{GuestKey, SecretDelivery, SecretsStatus};
 use swdesk_auction::trust::RecordCheck;
 use swdesk_kernel::repo::{ProvenRecord, RecordRepo, StoredRecord};
+use swdesk_kernel::secret::{SecretRef, SecretValue, SecretVault};
 use swdesk_lexicon::com::publicdomainrelay::temp::market::event;
 use swdesk_lexicon::computer::socialweb::secret::sealed;
 

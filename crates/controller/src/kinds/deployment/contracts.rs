@@ -8,13 +8,13 @@
 //! guest); the object's end releases every contract.
 
 use swdesk_auction::compute::{ComputeContractObject, ComputeContractSpec, DeploymentRef};
-use swdesk_auction::secret::SecretRef;
 use swdesk_core::infra::{Contract, ContractStatus};
 use swdesk_core::lifecycle::{self, ContractAction, Existing};
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::{Metadata, Object, OwnerRef, Uid};
 use swdesk_kernel::repo::RecordRepo;
 use swdesk_kernel::rollup::ContractPhase;
+use swdesk_kernel::secret::SecretRef;
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_store::ObjectOf;
 

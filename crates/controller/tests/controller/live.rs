@@ -2,7 +2,8 @@
 //! `swdesk-atproto` sends on, fed by hand here): a verified commit's op is pulled with every
 //! poll and resync an hour away, applied once however often it is replayed, its cursor kept in
 //! the store; while live a whole idle hour lists nothing; a listing the feed asks for is made;
-//! an edit another device lands while our own write of the record is in flight is pulled.
+//! an edit another device lands while our own write of the record is in flight is pulled; an
+//! op of our own earlier write arriving after a later one undoes nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -249,5 +250,44 @@ async fn an_edit_elsewhere_landing_while_our_first_publish_is_in_flight_is_pulle
     tokio::time::sleep(Duration::from_secs(60)).await;
     let record = world.repo.value(OWNER, INFRA, "web").unwrap();
     assert_eq!(record["description"], "edited on another device at once");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_op_of_our_own_earlier_write_arriving_late_undoes_nothing() {
+    let world = World::new();
+    let (engine, feed) = start(&world);
+    published(&world, &feed).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let first = world.repo.value(OWNER, INFRA, "web").unwrap();
+    let first_rev = world.repo.rev();
+    let mut local = web(&world);
+    local.spec.description = Some("edited here".into());
+    world.store.replace::<InfraSpec>(&local).unwrap();
+    eventually("our edit is written", || {
+        world.repo.value(OWNER, INFRA, "web").unwrap()["description"] == "edited here"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    // The stream lags behind our answers: the commit of our first write comes only now.
+    let cid = swdesk_lexicon::cid::record_cid(&first).unwrap().to_string();
+    let late = RepoFeed::Commit {
+        ops: vec![RepoOp {
+            collection: INFRA.into(),
+            rkey: "web".into(),
+            record: Some(OpRecord { cid, value: first }),
+        }],
+        cursor: FeedCursor {
+            seq: 12,
+            rev: first_rev,
+        },
+    };
+    feed.send(late).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(web(&world).spec.description.as_deref(), Some("edited here"));
+    let record = world.repo.value(OWNER, INFRA, "web").unwrap();
+    assert_eq!(record["description"], "edited here");
+    let sync = web(&world).status.sync.expect("a sync state");
+    assert!(sync.state.is_synced(), "{sync:?}");
     engine.shutdown(Duration::from_secs(5)).await;
 }

@@ -194,9 +194,18 @@ async fn a_commit_to_the_winners_events_names_the_contracts_waiting_on_it_and_ot
         }
     });
     live.await.expect("the winner's stream is live within 20 s");
-    // The first connect's listing wakes once too: let it pass before the commits.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    while woken.try_recv().is_ok() {}
+    // The first connect's listing wakes it too, and so may the new account's own `#identity`
+    // and `#account` events if the PDS sequences them after the stream opened: let every
+    // wake-up pass (quiet for 2 s) before the commits.
+    let quiet = async {
+        while tokio::time::timeout(Duration::from_secs(2), woken.recv())
+            .await
+            .is_ok()
+        {}
+    };
+    tokio::time::timeout(Duration::from_secs(30), quiet)
+        .await
+        .expect("the stream's first wake-ups end within 30 s");
 
     let other = serde_json::json!({"$type": "app.bsky.actor.profile", "displayName": "w"});
     (sandbox.kit.pds)

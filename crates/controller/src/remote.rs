@@ -110,21 +110,27 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    /// Takes news of `rkey` at `rev` by [`Order`]; answers how it stood.
-    fn take(&mut self, rkey: &str, news: Option<RemoteRecord>, rev: Option<&str>) -> Order {
-        let order = Order::of(news.as_ref(), rev, self.records.get(rkey));
-        match order {
+    /// Takes news of `rkey` at `rev` by [`Order`]; where the order cannot be told, the next
+    /// reader lists the collection again (only the repo can say). Answers whether the view
+    /// changed or must be read again.
+    fn take(&mut self, rkey: &str, news: Option<RemoteRecord>, rev: Option<&str>) -> bool {
+        match Order::of(news.as_ref(), rev, self.records.get(rkey)) {
             Order::Newer => {
                 self.records.insert(rkey.to_owned(), Kept::of(news, rev));
+                true
             }
             Order::Same => {
                 if let (Some(held), Some(rev)) = (self.records.get_mut(rkey), rev) {
                     held.rev = Some(rev.to_owned());
                 }
+                false
             }
-            Order::Older | Order::Unknown => {}
+            Order::Older => false,
+            Order::Unknown => {
+                self.fetched_at = None;
+                true
+            }
         }
-        order
     }
 
     /// Replaces the records by a listing made from revision `head` on, keeping what the view
@@ -218,9 +224,7 @@ impl<R: RecordRepo> RemoteView<R> {
     ) {
         let snapshot = self.snapshot(collection);
         let mut snapshot = snapshot.lock().await;
-        if snapshot.take(rkey, Some(record), rev) == Order::Unknown {
-            snapshot.fetched_at = None;
-        }
+        snapshot.take(rkey, Some(record), rev);
     }
 
     /// Fetches `collection` now; answers whether any record differs from what the view held
@@ -236,7 +240,8 @@ impl<R: RecordRepo> RemoteView<R> {
     }
 
     /// Applies an op a verified commit of the owner's repo made at `rev`; answers whether the
-    /// view changed (a record it did not hold at that cid, newer than what it held). A
+    /// view changed (a record it did not hold at that cid, newer than what it held) or must be
+    /// listed again (an op without a revision over a record held at one). A
     /// collection never fetched is left to its first read, and counts as changed so the
     /// reconcilers read it.
     pub async fn apply(
@@ -251,14 +256,7 @@ impl<R: RecordRepo> RemoteView<R> {
         if snapshot.fetched_at.is_none() {
             return true;
         }
-        if Order::of(record.as_ref(), rev, snapshot.records.get(rkey)) == Order::Unknown {
-            // A commit without a revision is still the repo's word: taken.
-            snapshot
-                .records
-                .insert(rkey.to_owned(), Kept::of(record, rev));
-            return true;
-        }
-        snapshot.take(rkey, record, rev) == Order::Newer
+        snapshot.take(rkey, record, rev)
     }
 
     /// Says whether the owner's repo is followed live: while it is, fetched snapshots do not

@@ -3,10 +3,11 @@
 //! `subscribeRepos`, one listing every 30 s (the poll alone); each edit is written by another
 //! client (a password session of its own) and timed until the controller pulled it into its
 //! store (what the window shows). Then requests per idle minute of each, counted by their
-//! outbound clients. Then (alone with the argument `market`) the market: a sandbox bidder's `vm.onNetwork` written → the contract
-//! Deployed in the controller's store, with the winner's repo followed live beside timed reads
-//! only (every 250 ms), a handful of contracts each. Run by `cargo xtask bench sync`, or by hand with `SWDESK_SANDBOX_PDS` set
-//! (else it starts a PDS of its own). Prints p50 and p95 in milliseconds; asserts nothing.
+//! outbound clients. Then (alone with the argument `market`) the market: a sandbox bidder's
+//! `vm.onNetwork` written → the contract Deployed in the controller's store, with the winner's
+//! repo followed live beside timed reads only (every 250 ms), a handful of contracts each. Run
+//! by `cargo xtask bench sync`, or by hand with `SWDESK_SANDBOX_PDS` set (else it starts a PDS
+//! of its own). Prints p50 and p95 in milliseconds; asserts nothing.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 

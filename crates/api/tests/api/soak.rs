@@ -1,13 +1,12 @@
 //! The soak (`cargo xtask soak --minutes N`; ignored in a plain run): for N minutes the owner
 //! declares, edits, releases and ends deployments against the real PDS behind the fault proxy,
-//! which answers 429 (with `Retry-After`) and 503 at random. Every minute the faults stop (the
-//! ones scheduled and not yet met are dropped), the controller is given time to settle, and
-//! the invariants are checked against the repo as anyone reads it:
+//! which answers 429 (with `Retry-After`) and 503 at random. Every minute the faults stop (the ones
+//! scheduled and not yet met are dropped), the controller is given time to settle, and the
+//! invariants are checked against the repo as anyone reads it:
 //! - every live deployment's record holds its declaration (nothing declared is lost);
-//! - every ended deployment's record says it ended; one ended before its record was bound may
-//!   have none (the controller writes no record when no write of it may still land);
-//! - the repo holds one record per deployment ever made but those, and nothing else but the
-//!   index;
+//! - every ended deployment's record says it ended; one ended before its record was bound may have
+//!   none (the controller writes no record when no write of it may still land);
+//! - the repo holds one record per deployment ever made but those, and nothing else but the index;
 //! - the index lists exactly the live deployments, each once.
 //!
 //! The controller follows the owner's repo live, as the app does (`subscribeRepos` of their PDS,
@@ -15,10 +14,11 @@
 //! whether the stream was open (`live`) or the controller was polling.
 //!
 //! It prints the operations done, the faults injected, the checks and the invariant violations
-//! (which must be 0), whether it was live at each check, and the process's memory at start, after each minute's check and at end:
-//! resident (`VmRSS`) and the process's own part of it (`RssAnon`: heap, stacks), which is
-//! where a leak shows. The rest of the resident memory is the binary's code and the libraries
-//! mapped from disk: it grows as more code paths run (faults, retries) and is no leak.
+//! (which must be 0), whether it was live at each check, and the process's memory at start, after
+//! each minute's check and at end: resident (`VmRSS`) and the process's own part of it (`RssAnon`:
+//! heap, stacks), which is where a leak shows. The rest of the resident memory is the binary's code
+//! and the libraries mapped from disk: it grows as more code paths run (faults, retries) and is no
+//! leak.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -1,23 +1,23 @@
-//! The follower: one `subscribeRepos` connection after another to a repo's PDS (the owner's,
-//! or a service the owner named; a winning bidder's while a contract waits for its guest),
-//! through the outbound policy, each frame decoded (`frame.rs`), each of the followed repo's
-//! commits verified (`verify.rs`) and handed on as a [`RepoFeed`]. Where the stream cannot say what changed it asks for a listing instead
-//! ([`RepoFeed::Resync`]): a `#sync`, a gap in the sequence or in the repo's revision chain
-//! (`since` is not the revision last taken), a commit too big to carry its blocks or that does
-//! not verify, a cursor older than the server keeps (`OutdatedCursor`), and the first connect
-//! without a kept cursor. A closed or failed stream says so ([`LiveState::Polling`]: the
-//! controller lists on its poll meanwhile) and reconnects from the last cursor after a
-//! jittered backoff, so the server replays what was missed.
+//! The follower: one `subscribeRepos` connection after another to a repo's PDS (the owner's, or a
+//! service the owner named; a winning bidder's while a contract waits for its guest), through the
+//! outbound policy, each frame decoded (`frame.rs`), each of the followed repo's commits verified
+//! (`verify.rs`) and handed on as a [`RepoFeed`]. Where the stream cannot say what changed it asks
+//! for a listing instead ([`RepoFeed::Resync`]): a `#sync`, a gap in the sequence or in the repo's
+//! revision chain (`since` is not the revision last taken), a commit too big to carry its blocks or
+//! that does not verify, a cursor older than the server keeps (`OutdatedCursor`), and the first
+//! connect without a kept cursor. A closed or failed stream says so ([`LiveState::Polling`]: the
+//! controller lists on its poll meanwhile) and reconnects from the last cursor after a jittered
+//! backoff, so the server replays what was missed.
 //!
-//! Exactly once: a frame whose sequence number is not past the last one, or a commit whose
-//! revision is not past the last one taken, is skipped (a replay after a reconnect); a commit
-//! whose `since` does not continue the chain is not applied but listed for.
+//! Exactly once: a frame whose sequence number is not past the last one, or a commit whose revision
+//! is not past the last one taken, is skipped (a replay after a reconnect); a commit whose `since`
+//! does not continue the chain is not applied but listed for.
 //!
-//! Bounded: a frame larger than [`StreamLimits::max_frame`] breaks the connection (the
-//! WebSocket reader refuses it before it is read whole); more than
-//! [`StreamLimits::frames_per_window`] frames in a window closes it; so does silence longer
-//! than the idle timeout (pings go out meanwhile). Other repos' commits on the same PDS are
-//! counted and skipped, never decoded past their header fields.
+//! Bounded: a frame larger than [`StreamLimits::max_frame`] breaks the connection (the WebSocket
+//! reader refuses it before it is read whole); more than [`StreamLimits::frames_per_window`] frames
+//! in a window closes it; so does silence longer than the idle timeout (pings go out meanwhile).
+//! Other repos' commits on the same PDS are counted and skipped, never decoded past their header
+//! fields.
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
-//! The `RecordRepo` port against the real PDS: put, get, list with pages, delete, the swap
-//! race, the revision of each write's commit and the repo's head, a write outside the granted scopes, and records proven by `sync.getRecord` (a forged
-//! proof refused); and against a hostile PDS on loopback that serves no proof: its answer
-//! naming another record than the one asked for is refused.
+//! The `RecordRepo` port against the real PDS: put, get, list with pages, delete, the swap race,
+//! the revision of each write's commit and the repo's head, a write outside the granted scopes, and
+//! records proven by `sync.getRecord` (a forged proof refused); and against a hostile PDS on
+//! loopback that serves no proof: its answer naming another record than the one asked for is
+//! refused.
 
 use serde_json::json;
 use swdesk_atproto::PdsRepo;

@@ -68,8 +68,7 @@ pub fn run(process_start: Instant) {
         .setup(move |app| {
             app.state::<startup::Startup>().mark("setup");
             let log_dir = app.path().app_log_dir()?;
-            let guard = logging::install(&log_dir)?;
-            app.manage(guard);
+            logging::install(&log_dir)?;
             builder.mount_events(app);
             let data_dir = app.path().app_data_dir()?;
             let network_name = network.display_name.clone();

@@ -14,8 +14,7 @@ const QUIT_GRACE: Duration = Duration::from_secs(8);
 
 /// As the app quits (its last window closed, or the desktop asked it to), stops the controller
 /// so running reconciles finish and the store is closed cleanly, waiting at most
-/// [`QUIT_GRACE`]: a quit never hangs on the network. Then closes the log file, so its last
-/// lines are written before the process ends (Tauri ends it without running destructors).
+/// [`QUIT_GRACE`]: a quit never hangs on the network.
 pub fn on_run_event(app: &tauri::AppHandle, event: tauri::RunEvent) {
     match event {
         tauri::RunEvent::ExitRequested { code, .. } => {
@@ -23,9 +22,6 @@ pub fn on_run_event(app: &tauri::AppHandle, event: tauri::RunEvent) {
         }
         tauri::RunEvent::Exit => {
             stop_controller(app);
-            if let Some(log) = app.try_state::<crate::logging::LogGuard>() {
-                log.close();
-            }
         }
         _ => {}
     }

@@ -42,11 +42,15 @@ pub fn run(process_start: Instant) {
         }
     };
     tauri::async_runtime::set(runtime.handle().clone());
+    // First: a later launch hands over to the running instance, which shows its window, and ends.
+    #[cfg(target_os = "linux")]
+    let instance = window::claim_instance(&runtime);
     let builder = bindings::specta_builder();
     let invoke_handler = builder.invoke_handler();
-    let app = tauri::Builder::default()
-        // First: a second launch hands over to this process, which shows its window, and exits.
-        .plugin(window::single_instance_plugin())
+    let app = tauri::Builder::default();
+    #[cfg(not(target_os = "linux"))]
+    let app = app.plugin(window::single_instance_plugin());
+    let app = app
         .manage(startup::Startup::new(process_start))
         // Desktop notifications (a contract failed or was released while the window was away).
         .plugin(tauri_plugin_notification::init())
@@ -78,6 +82,10 @@ pub fn run(process_start: Instant) {
             update::start(app.handle());
             app.manage(desk);
             app_link::hand_over(app.handle(), &std::env::args().collect::<Vec<_>>());
+            #[cfg(target_os = "linux")]
+            if let Some(instance) = instance {
+                window::serve_later_launches(app.handle(), instance);
+            }
             tracing::info!(version = %app.package_info().version, log_dir = %log_dir.display(), network = %network_name, "swdesk started");
             app.state::<startup::Startup>().mark("set-up");
             Ok(())

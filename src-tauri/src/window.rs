@@ -5,8 +5,9 @@
 //!
 //! One instance is one **data directory**, as a browser keeps one instance per profile: a launch
 //! with another `XDG_DATA_HOME` (another profile; the tests' second device) is an instance of
-//! its own. On Linux the instance is a D-Bus name on the session bus, named from the app's
-//! identifier and a hash of the data directory.
+//! its own. The instance is named from the app's identifier and a hash of the data directory: on
+//! Linux a name in the abstract socket namespace (`swdesk_api::instance`, no D-Bus connection of
+//! its own), elsewhere a name the single-instance plugin holds.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,20 +24,53 @@ pub const MAIN: &str = "main";
 /// The app's identifier in `tauri.conf.json` (a test keeps them equal).
 const IDENTIFIER: &str = "computer.socialweb.desk";
 
+/// Claims this profile's instance before the window opens: a later launch hands its arguments
+/// to the running one and ends here; otherwise answers the instance to [`serve_later_launches`]
+/// (none where it could not be held: the app then runs as an instance of its own).
+#[cfg(target_os = "linux")]
+pub fn claim_instance(runtime: &tokio::runtime::Runtime) -> Option<swdesk_api::instance::Instance> {
+    use swdesk_api::instance::{Claim, claim};
+    let arguments: Vec<String> = std::env::args().collect();
+    match runtime.block_on(claim(&instance_name(&data_home()), &arguments)) {
+        Claim::First(instance) => Some(instance),
+        Claim::HandedOver => std::process::exit(0),
+        Claim::Unclaimed(why) => {
+            eprintln!("Socialweb Desk runs as an instance of its own: {why}");
+            None
+        }
+    }
+}
+
+/// Serves later launches of this profile: each brings this window forward and hands over its
+/// sign-in link, if it carries one.
+#[cfg(target_os = "linux")]
+pub fn serve_later_launches<R: Runtime>(
+    app: &AppHandle<R>,
+    instance: swdesk_api::instance::Instance,
+) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(instance.serve(move |arguments| later_launch(&app, &arguments)));
+}
+
 /// The single-instance plugin, one instance per data directory: a second launch calls
-/// [`bring_forward`] in the first and ends.
+/// [`later_launch`] in the first and ends.
+#[cfg(not(target_os = "linux"))]
 pub fn single_instance_plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
     tauri_plugin_single_instance::Builder::new()
         .dbus_id(instance_name(&data_home()))
-        .callback(|app, args, _cwd| {
-            tracing::info!(
-                arguments = args.len(),
-                "a second launch: showing this window instead"
-            );
-            crate::app_link::hand_over(app, &args);
-            bring_forward(app);
-        })
+        .callback(|app, arguments, _cwd| later_launch(app, &arguments))
         .build()
+}
+
+/// A later launch of this profile: its sign-in link (if any) to the waiting sign-in, and this
+/// window forward.
+fn later_launch<R: Runtime>(app: &AppHandle<R>, arguments: &[String]) {
+    tracing::info!(
+        arguments = arguments.len(),
+        "a second launch: showing this window instead"
+    );
+    crate::app_link::hand_over(app, arguments);
+    bring_forward(app);
 }
 
 /// Where the app's data directory lives: `$XDG_DATA_HOME`, or `~/.local/share`.
@@ -50,8 +84,8 @@ fn data_home() -> std::path::PathBuf {
         .unwrap_or_default()
 }
 
-/// The instance's D-Bus name: the identifier, then `d` and a hash of `data_home` (an element of
-/// a bus name may not start with a digit).
+/// The instance's name: the identifier, then `d` and a hash of `data_home` (an element of a
+/// D-Bus name may not start with a digit).
 fn instance_name(data_home: &std::path::Path) -> String {
     use std::hash::{DefaultHasher, Hash as _, Hasher as _};
     let mut hasher = DefaultHasher::new();

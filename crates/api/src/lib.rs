@@ -25,7 +25,8 @@
 //! - [`market_key`]: the owner's market key in their DID document (publish, replace, remove,
 //!   with the code their PDS emails), as the window's step and Settings show it;
 //! - [`desk`]: all of it together, as the shell sees the app: the controller runs while
-//!   someone is signed in; [`runtime`]: the async runtime the app runs on.
+//!   someone is signed in; [`runtime`]: the async runtime the app runs on; [`instance`] (Linux):
+//!   one running app per profile, a later launch handing over its arguments.
 
 pub mod activity;
 pub mod app_link;
@@ -36,6 +37,8 @@ pub mod deployments;
 pub mod desk;
 pub mod error_code;
 pub mod identities;
+#[cfg(target_os = "linux")]
+pub mod instance;
 pub mod intent;
 pub mod kubeconfig_paths;
 pub mod kubeconfigs;

@@ -111,7 +111,7 @@ async fn open_section(window: &AppWindow, key: &str, section: &str) -> anyhow::R
 #[tokio::test]
 async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let mut window = AppWindow::open_for_new_owner(&pds, "e2eaxe", "axe").await?;
+    let (mut window, _) = AppWindow::open_for_new_owner(&pds, "e2eaxe", "axe").await?;
     let mut findings = AxeFindings::default();
     window.find("[data-action='sign-in']").await?;
     window
@@ -212,7 +212,7 @@ const API_PHASE: &str = "[data-contract='api'] [data-testid='contract-phase']";
 #[tokio::test]
 async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let mut window = AppWindow::open_for_new_owner(&pds, "e2ekeys", "keyboard").await?;
+    let (mut window, _) = AppWindow::open_for_new_owner(&pds, "e2ekeys", "keyboard").await?;
 
     // The first Tab reaches the skip link, which takes the focus past the navigation.
     window.press("Tab").await?;
@@ -319,7 +319,7 @@ async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> 
 #[tokio::test]
 async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let mut window = AppWindow::signed_in_as_new_owner(&pds, "e2elayout", "layout").await?;
+    let (mut window, _) = AppWindow::signed_in_as_new_owner(&pds, "e2elayout", "layout").await?;
     let mut problems = LayoutProblems::default();
     window
         .check_layout_at_each_size("no deployments", &mut problems)
@@ -388,7 +388,7 @@ async fn the_layout_holds_at_1024_and_1440_on_every_screen() -> anyhow::Result<(
 async fn the_activity_is_grouped_by_deployment_and_its_routine_folds_open_by_keyboard()
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let mut window =
+    let (mut window, _) =
         AppWindow::signed_in_as_new_owner(&pds, "e2eactivity", "activity-groups").await?;
     window.press_command_key("n").await?;
     save_web_until_in_sync(&window, "api").await?;

@@ -89,11 +89,8 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
 -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let desktop = DesktopNotifications::serve().await?;
-    let account = pds.create_account("e2edep").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("deployments", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let (mut window, account) =
+        AppWindow::signed_in_as_new_owner(&pds, "e2edep", "deployments").await?;
     window.screenshot("empty").await?;
 
     window.press_command_key("n").await?;
@@ -319,11 +316,8 @@ async fn web_published(
     test: &str,
     (field, text): (&str, &str),
 ) -> anyhow::Result<(AppWindow, swdesk_devnet::Account)> {
-    let account = pds.create_account(&format!("e2e{test}")).await?;
-    let env = sandbox_env(pds, &account)?;
-    let window = AppWindow::open_with_env(test, &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let (window, account) =
+        AppWindow::signed_in_as_new_owner(pds, &format!("e2e{test}"), test).await?;
     window.press_command_key("n").await?;
     window.type_into("#decl-name", "web").await?;
     window.type_into(field, text).await?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use swdesk_devnet::Fault;
 use swdesk_testkit::kept::pds_behind_proxy;
-use swdesk_tests::{AppWindow, STEP_TIMEOUT, borrowed, sandbox_env};
+use swdesk_tests::{AppWindow, STEP_TIMEOUT};
 
 /// Long enough for the retries the faults ask for (three waits of 8 s) under load.
 const CATCH_UP: Duration = Duration::from_secs(90);
@@ -17,11 +17,7 @@ async fn the_window_says_a_deployment_waits_to_sync_while_the_pds_fails_then_cat
 -> anyhow::Result<()> {
     let data = tempfile::tempdir()?;
     let (_storage, pds, proxy) = pds_behind_proxy(data.path()).await;
-    let account = pds.create_account("e2efault").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("faults", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let (mut window, _) = AppWindow::signed_in_as_new_owner(&pds, "e2efault", "faults").await?;
 
     proxy.inject(Fault {
         path: "/xrpc/com.atproto.repo.putRecord".to_owned(),

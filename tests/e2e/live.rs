@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use swdesk_devnet::{Account, SandboxPds};
-use swdesk_tests::{AppWindow, borrowed, sandbox_env};
+use swdesk_tests::AppWindow;
 
 /// The deployments' record collection (the index at `self` is a record of it too).
 const INFRA: &str = "computer.socialweb.infra";
@@ -94,11 +94,7 @@ async fn shown_after(
 #[tokio::test]
 async fn another_devices_edits_are_on_screen_within_seconds_while_live() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account: Account = pds.create_account("e2elive").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("live", &borrowed(&env)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let (mut window, account) = AppWindow::signed_in_as_new_owner(&pds, "e2elive", "live").await?;
     window.wait_for(LIVE, STREAM_TIMEOUT).await?;
 
     let mut took = Vec::new();
@@ -149,10 +145,8 @@ async fn save_live_source(window: &AppWindow, url: &str) -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_relay_named_in_settings_is_checked_kept_and_followed() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account: Account = pds.create_account("e2erelay").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("relay", &borrowed(&env)).await?;
-    window.sign_in().await?;
+    let (mut window, account) =
+        AppWindow::signed_in_as_new_owner(&pds, "e2erelay", "relay").await?;
     window.wait_for(LIVE, STREAM_TIMEOUT).await?;
     window.press_command_key(",").await?;
     window.wait_for_text("#section-title", "Settings").await?;

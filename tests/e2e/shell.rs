@@ -2,7 +2,7 @@
 //! the app ends.
 
 use swdesk_devnet::SandboxPds;
-use swdesk_tests::{AppWindow, borrowed, sandbox_env};
+use swdesk_tests::AppWindow;
 
 const SECTIONS: [(&str, &str); 4] = [
     ("deployments", "Deployments"),
@@ -177,11 +177,7 @@ async fn the_window_keeps_its_size_across_a_restart() -> anyhow::Result<()> {
 #[tokio::test]
 async fn the_desktops_quit_signal_stops_the_controller_before_the_app_ends() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let owner = pds.create_account("e2equit").await?;
-    let window =
-        AppWindow::open_with_env("quit-signal", &borrowed(&sandbox_env(&pds, &owner)?)).await?;
-    window.sign_in().await?;
-    window.wait_for_text("main", "No deployments yet").await?;
+    let (window, _) = AppWindow::signed_in_as_new_owner(&pds, "e2equit", "quit-signal").await?;
     let log = window.quit_by_signal().await?;
     let position = |needle: &str| {
         log.find(needle)

@@ -16,9 +16,7 @@ const ACCOUNT: &str = "section[aria-label='Account']";
 async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() -> anyhow::Result<()>
 {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2e").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("sign-in", &borrowed(&env)).await?;
+    let (mut window, account) = AppWindow::open_for_new_owner(&pds, "e2e", "sign-in").await?;
     window.wait_for_text(ACCOUNT, "Signed out").await?;
 
     window.click("[data-action='sign-in']").await?;
@@ -148,9 +146,7 @@ fn register_link_handler(home: &Path, binary: &Path) -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_handle_that_does_not_resolve_is_refused_with_what_to_do() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
-    let account = pds.create_account("e2ebad").await?;
-    let env = sandbox_env(&pds, &account)?;
-    let mut window = AppWindow::open_with_env("sign-in-unknown", &borrowed(&env)).await?;
+    let (mut window, _) = AppWindow::open_for_new_owner(&pds, "e2ebad", "sign-in-unknown").await?;
     window.click("[data-action='sign-in']").await?;
     window
         .type_into("#sign-in-handle", "nobody-at-all.test")

@@ -154,15 +154,16 @@ impl AppWindow {
         Self::open_binary(test_name, &binary, env).await
     }
 
-    /// Opens the app on the run's sandbox for a new account of its own (`prefix` names it),
-    /// Chromium playing that owner; not signed in yet. `test_name` prefixes its screenshots.
+    /// Opens the app on `pds` for a new account of its own (`prefix` names it), Chromium playing
+    /// that owner; not signed in yet. `test_name` prefixes its screenshots. Answers the owner too.
     pub async fn open_for_new_owner(
         pds: &SandboxPds,
         prefix: &str,
         test_name: &str,
-    ) -> anyhow::Result<Self> {
+    ) -> anyhow::Result<(Self, Account)> {
         let owner = pds.create_account(prefix).await?;
-        Self::open_with_env(test_name, &borrowed(&sandbox_env(pds, &owner)?)).await
+        let window = Self::open_with_env(test_name, &borrowed(&sandbox_env(pds, &owner)?)).await?;
+        Ok((window, owner))
     }
 
     /// [`AppWindow::open_for_new_owner`], signed in, on the owner's empty list of deployments.
@@ -170,11 +171,11 @@ impl AppWindow {
         pds: &SandboxPds,
         prefix: &str,
         test_name: &str,
-    ) -> anyhow::Result<Self> {
-        let window = Self::open_for_new_owner(pds, prefix, test_name).await?;
+    ) -> anyhow::Result<(Self, Account)> {
+        let (window, owner) = Self::open_for_new_owner(pds, prefix, test_name).await?;
         window.sign_in().await?;
         window.wait_for_text("main", "No deployments yet").await?;
-        Ok(window)
+        Ok((window, owner))
     }
 
     /// Starts the app binary at `binary` (an installed one, say) as [`AppWindow::open_with_env`]

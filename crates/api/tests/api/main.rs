@@ -23,3 +23,9 @@ mod secrets;
 mod session;
 mod soak;
 mod support;
+
+/// Every allocation of this test binary counted, so the soak can say how much the Rust heap
+/// holds beside what the process holds: a leak in Rust code climbs there; the rest is the
+/// allocator's arenas, SQLite's own memory, stacks.
+#[global_allocator]
+static HEAP: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;

@@ -15,10 +15,12 @@
 //!
 //! It prints the operations done, the faults injected, the checks and the invariant violations
 //! (which must be 0), whether it was live at each check, and the process's memory after each
-//! minute's check: resident (`VmRSS`) and the process's own part of it (`RssAnon`: heap,
-//! stacks), which is where a leak shows. The rest of the resident memory is the binary's code and
-//! the libraries mapped from disk: it grows as more code paths run (faults, retries) and is no
-//! leak. Growth is counted over the N minutes after a **warm-up minute** of the same load: the
+//! minute's check: resident (`VmRSS`), the process's own part of it (`RssAnon`: heap, stacks),
+//! and of that what the Rust heap holds in use (every allocation of the test binary is counted),
+//! which is where a leak in Rust code climbs; what `RssAnon` holds beyond it is the allocator's
+//! (memory freed but kept in its arenas), SQLite's own and the stacks. The rest of the resident
+//! memory is the binary's code and the libraries mapped from disk: it grows as more code paths
+//! run (faults, retries) and is no leak. Growth is counted over the N minutes after a **warm-up minute** of the same load: the
 //! memory before it is that of a controller that has done nothing yet (no stream open, no
 //! blocking thread started, no code path run), so what the first minute adds is the cost of
 //! running at all, not growth; it is printed beside it.
@@ -161,6 +163,7 @@ async fn soak_on_the_apps_runtime() {
             Memory::anonymous as fn(&Memory) -> u64,
         ),
         ("resident memory (VmRSS)", Memory::resident),
+        ("the Rust heap in use", Memory::heap),
     ] {
         let series: Vec<String> = memory_by_minute
             .iter()
@@ -397,7 +400,7 @@ fn growth(from: u64, to: u64) -> f64 {
     (to as f64 / from.max(1) as f64 - 1.0) * 100.0
 }
 
-/// The process's memory, in KiB, as `/proc/self/status` says.
+/// The process's memory, in KiB, as `/proc/self/status` and the counting allocator say.
 #[derive(Debug, Clone, Copy)]
 struct Memory {
     /// `VmRSS`: everything resident, the binary's code mapped from disk included.
@@ -406,6 +409,8 @@ struct Memory {
     anonymous: u64,
     /// `Threads`: each has a stack of its own, resident as deep as it was ever used.
     threads: u64,
+    /// The Rust heap in use: allocated and not yet freed, by this process's every allocation.
+    heap: u64,
 }
 
 impl Memory {
@@ -418,11 +423,17 @@ impl Memory {
                 .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
                 .unwrap_or(0)
         };
+        let heap = crate::HEAP.stats();
         Self {
             resident: field("VmRSS:"),
             anonymous: field("RssAnon:"),
             threads: field("Threads:"),
+            heap: (heap.bytes_allocated.saturating_sub(heap.bytes_deallocated) / 1024) as u64,
         }
+    }
+
+    fn heap(&self) -> u64 {
+        self.heap
     }
 
     fn resident(&self) -> u64 {

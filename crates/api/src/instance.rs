@@ -104,6 +104,12 @@ fn bind(address: &SocketAddr) -> std::io::Result<UnixListener> {
     UnixListener::from_std(listener)
 }
 
+fn connect(address: &SocketAddr) -> std::io::Result<UnixStream> {
+    let stream = std::os::unix::net::UnixStream::connect_addr(address)?;
+    stream.set_nonblocking(true)?;
+    UnixStream::from_std(stream)
+}
+
 enum HandOverError {
     /// Nobody answers at the name any more.
     Gone,
@@ -114,12 +120,7 @@ enum HandOverError {
 /// Sends `arguments` to the holder of `address`, once it is known to be this user's, and waits
 /// until it says it took them.
 async fn hand_over(address: &SocketAddr, arguments: &[String]) -> Result<(), HandOverError> {
-    let stream = std::os::unix::net::UnixStream::connect_addr(address)
-        .and_then(|stream| {
-            stream.set_nonblocking(true)?;
-            UnixStream::from_std(stream)
-        })
-        .map_err(|_| HandOverError::Gone)?;
+    let stream = connect(address).map_err(|_| HandOverError::Gone)?;
     same_user(&stream).map_err(HandOverError::Refused)?;
     let sent = serde_json::to_vec(arguments).map_err(|error| {
         HandOverError::Refused(format!("the arguments cannot be written: {error}"))
@@ -205,6 +206,28 @@ mod tests {
         )
     }
 
+    /// The first instance of `name`.
+    async fn first_instance(name: &str) -> Instance {
+        match claim(name, &[]).await {
+            Claim::First(first) => first,
+            other => panic!("the first claim holds the name: {other:?}"),
+        }
+    }
+
+    /// `first` serving later launches; each one's arguments arrive on the receiver.
+    fn serve(
+        first: Instance,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        tokio::sync::mpsc::UnboundedReceiver<Vec<String>>,
+    ) {
+        let (taken, heard) = tokio::sync::mpsc::unbounded_channel();
+        let serving = tokio::spawn(first.serve(move |arguments| {
+            taken.send(arguments).ok();
+        }));
+        (serving, heard)
+    }
+
     fn arguments(words: &[&str]) -> Vec<String> {
         words.iter().map(|word| (*word).to_owned()).collect()
     }
@@ -212,13 +235,7 @@ mod tests {
     #[tokio::test]
     async fn a_later_launch_hands_its_arguments_to_the_first_and_is_told_they_were_taken() {
         let name = unique_name("hand-over");
-        let Claim::First(first) = claim(&name, &arguments(&["swdesk"])).await else {
-            panic!("the first claim holds the name");
-        };
-        let (taken, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let serving = tokio::spawn(first.serve(move |arguments| {
-            taken.send(arguments).ok();
-        }));
+        let (serving, mut heard) = serve(first_instance(&name).await);
         let link = "computer.socialweb.desk:/oauth/callback?code=abc&state=xyz";
         let later = claim(&name, &arguments(&["swdesk", link])).await;
         assert!(matches!(later, Claim::HandedOver), "{later:?}");
@@ -229,19 +246,14 @@ mod tests {
     #[tokio::test]
     async fn a_launch_during_the_first_ones_start_is_taken_once_it_serves() {
         let name = unique_name("starting");
-        let Claim::First(first) = claim(&name, &[]).await else {
-            panic!("the first claim holds the name");
-        };
+        let first = first_instance(&name).await;
         let later_name = name.clone();
         let later =
             tokio::spawn(async move { claim(&later_name, &arguments(&["swdesk", "early"])).await });
         // The first is still setting its window up: nothing accepts yet.
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(!later.is_finished(), "the later launch waits for an answer");
-        let (taken, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let serving = tokio::spawn(first.serve(move |arguments| {
-            taken.send(arguments).ok();
-        }));
+        let (serving, mut heard) = serve(first);
         assert!(matches!(later.await.unwrap(), Claim::HandedOver));
         assert_eq!(heard.recv().await, Some(arguments(&["swdesk", "early"])));
         serving.abort();
@@ -250,9 +262,7 @@ mod tests {
     #[tokio::test]
     async fn the_name_is_free_again_once_its_holder_is_gone() {
         let name = unique_name("free-again");
-        let Claim::First(first) = claim(&name, &[]).await else {
-            panic!("the first claim holds the name");
-        };
+        let first = first_instance(&name).await;
         drop(first);
         assert!(matches!(claim(&name, &[]).await, Claim::First(_)));
     }
@@ -260,25 +270,14 @@ mod tests {
     #[tokio::test]
     async fn what_is_not_a_whole_list_of_arguments_is_refused_and_the_instance_still_serves() {
         let name = unique_name("hostile");
-        let Claim::First(first) = claim(&name, &[]).await else {
-            panic!("the first claim holds the name");
-        };
-        let (taken, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let serving = tokio::spawn(first.serve(move |arguments| {
-            taken.send(arguments).ok();
-        }));
+        let (serving, mut heard) = serve(first_instance(&name).await);
         let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
         for sent in [
             b"not json".to_vec(),
             b"{\"argv\": 1}".to_vec(),
             serde_json::to_vec(&["x".repeat(MAX_HANDOVER)]).unwrap(),
         ] {
-            let mut stream = std::os::unix::net::UnixStream::connect_addr(&address)
-                .and_then(|stream| {
-                    stream.set_nonblocking(true)?;
-                    UnixStream::from_std(stream)
-                })
-                .unwrap();
+            let mut stream = connect(&address).unwrap();
             stream.write_all(&sent).await.ok();
             stream.shutdown().await.ok();
             let mut answer = Vec::new();
@@ -343,13 +342,7 @@ print('got', len(c.recv(65536)), flush=True)
     #[tokio::test]
     async fn a_process_of_another_user_is_not_taken_and_hears_nothing() {
         let name = unique_name("stranger-sends");
-        let Claim::First(first) = claim(&name, &[]).await else {
-            panic!("the first claim holds the name");
-        };
-        let (taken, mut heard) = tokio::sync::mpsc::unbounded_channel();
-        let serving = tokio::spawn(first.serve(move |arguments| {
-            taken.send(arguments).ok();
-        }));
+        let (serving, mut heard) = serve(first_instance(&name).await);
         let Some(stranger) = as_another_user(STRANGER_SENDS, &name) else {
             return;
         };
@@ -392,9 +385,7 @@ print('got', len(c.recv(65536)), flush=True)
     #[tokio::test]
     async fn a_launch_more_than_the_bound_is_not_sent() {
         let name = unique_name("too-long");
-        let Claim::First(_first) = claim(&name, &[]).await else {
-            panic!("the first claim holds the name");
-        };
+        let _first = first_instance(&name).await;
         let long = "x".repeat(MAX_HANDOVER);
         let later = claim(&name, &arguments(&["swdesk", &long])).await;
         assert!(

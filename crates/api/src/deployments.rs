@@ -21,15 +21,13 @@ use swdesk_core::declaration::genesis::contract_genesis_problems;
 use swdesk_core::declaration::user_data_secret_problems;
 use swdesk_core::declaration::{DeclaredObject, lifetime_change_problems, parse_object};
 use swdesk_core::deployment::{Deployment, SyncSummary, Writer, writer};
-use swdesk_core::infra::{
-    ContractState, EphemeralInfraSpec, EphemeralInfraStatus, InfraSpec, InfraStatus,
-};
+use swdesk_core::infra::{ContractState, EphemeralInfraSpec, InfraSpec, InfraStatus};
 use swdesk_kernel::deployment_kind::DeploymentKind;
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::{Metadata, Object};
 use swdesk_kernel::timestamp::Timestamp;
 use swdesk_lexicon::Problem;
-use swdesk_store::{ObjectOf, Resource, Store, StoreError};
+use swdesk_store::{ObjectOf, Store, StoreError};
 
 use crate::contracts::{self, ContractView, TimelineEntry};
 pub use crate::intent::IntentError;
@@ -433,10 +431,7 @@ fn writers(store: &Store) -> Result<BTreeMap<String, String>, StoreError> {
     Ok(writers)
 }
 
-fn row<D: Deployment + RowKind>(
-    object: &ObjectOf<D>,
-    writers: &BTreeMap<String, String>,
-) -> DeploymentRow {
+fn row<D: Deployment>(object: &ObjectOf<D>, writers: &BTreeMap<String, String>) -> DeploymentRow {
     let status = D::status(&object.status);
     let (sync, sync_message) = sync_state(object);
     let written_by = writer(&object.metadata, object.spec.infra());
@@ -465,7 +460,7 @@ fn row<D: Deployment + RowKind>(
             Writer::RecordKeeper => Some(node_infra::keeper(&object.metadata, object.spec.infra())),
         },
         read_only: written_by == Writer::RecordKeeper,
-        expires_at: D::expires_at_of(&object.status).map(Timestamp::to_rfc3339),
+        expires_at: D::expires_at(object).map(Timestamp::to_rfc3339),
         ended_at: status.ended_at.map(Timestamp::to_rfc3339),
         record_uri: status.record.as_ref().map(|bound| bound.uri.to_string()),
         uid: object.metadata.uid.to_string(),
@@ -473,7 +468,7 @@ fn row<D: Deployment + RowKind>(
     }
 }
 
-fn describe<D: Deployment + RowKind>(
+fn describe<D: Deployment>(
     object: &ObjectOf<D>,
     writers: &BTreeMap<String, String>,
     computes: &[ComputeContractObject],
@@ -574,24 +569,6 @@ fn phase_counts(status: &InfraStatus) -> Vec<PhaseCount> {
 
 fn pretty(value: &impl Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-/// What differs between the two deployment kinds for the list.
-pub trait RowKind: Resource {
-    /// When the deployment expires, from its status.
-    fn expires_at_of(status: &Self::Status) -> Option<Timestamp>;
-}
-
-impl RowKind for InfraSpec {
-    fn expires_at_of(_: &InfraStatus) -> Option<Timestamp> {
-        None
-    }
-}
-
-impl RowKind for EphemeralInfraSpec {
-    fn expires_at_of(status: &EphemeralInfraStatus) -> Option<Timestamp> {
-        status.expires_at
-    }
 }
 
 /// One deployment changed in the store: its row now, or `None` once it is gone.

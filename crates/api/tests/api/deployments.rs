@@ -89,7 +89,7 @@ fn declaring_again_edits_the_declaration_and_keeps_the_object() {
 }
 
 #[test]
-fn an_ephemeral_deployment_keeps_its_lifetime() {
+fn an_ephemeral_deployment_keeps_its_lifetime_and_its_row_says_when_it_ends() {
     let (_dir, store) = store_file();
     let mut declaration = json!({
         "kind": "EphemeralInfra",
@@ -97,6 +97,20 @@ fn an_ephemeral_deployment_keeps_its_lifetime() {
         "spec": {"ttlSeconds": 600, "contracts": []}
     });
     declare(&store, &declaration, at(0)).unwrap();
+    declare(&store, &web("v1"), at(0)).unwrap();
+    let ends: Vec<(String, Option<String>)> = rows(&store)
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.name, row.expires_at))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("batch".to_owned(), Some(at(600).to_rfc3339())),
+            ("web".to_owned(), None)
+        ],
+        "the list counts down to the end of the ephemeral one's lifetime, and of no Infra"
+    );
     declaration["spec"]["ttlSeconds"] = json!(1200);
     let Err(IntentError::Invalid(problems)) = declare(&store, &declaration, at(1)) else {
         panic!("refused");

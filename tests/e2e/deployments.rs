@@ -4,7 +4,7 @@
 //! releasing at once, then released, and the record says so); the release is told in the
 //! window and, the owner not looking at the window, on the desktop. A contract's kind changed
 //! by another client is neither applied nor reverted until the owner keeps this side or ends
-//! the deployment for a successor.
+//! the deployment for a successor. An ephemeral one's lifetime counts down in the list.
 
 use std::time::Duration;
 
@@ -82,6 +82,44 @@ async fn record_where(
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// An ephemeral deployment's lifetime counts down in the list, second by second: the list's
+/// clock runs while a countdown is on screen (and, `ui/src/lib/ticker.ts`, only then).
+#[tokio::test]
+async fn an_ephemeral_deployments_lifetime_counts_down_in_the_list() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let (mut window, _) = AppWindow::signed_in_as_new_owner(&pds, "e2ettl", "countdown").await?;
+    window.press_command_key("k").await?;
+    window
+        .type_into("[data-testid='command-palette'] input", "ephemeral")
+        .await?;
+    window.find("[data-palette-item='new-ephemeral']").await?;
+    window.press_enter().await?;
+    window.type_into("#decl-name", "scratch").await?;
+    window.click("[data-action='save-declaration']").await?;
+    // Saved, it is opened beside the list; closed, the list has room for every column.
+    window
+        .find("[data-testid='deployment-detail'][data-name='scratch']")
+        .await?;
+    window.press_escape().await?;
+    window
+        .wait_for_gone("[data-testid='deployment-detail']", STEP_TIMEOUT)
+        .await?;
+    let countdown = "[data-testid='deployment-row'][data-name='scratch'] .ttl";
+    let first = window
+        .wait_for_text_within(countdown, "in 59 min", SYNC_TIMEOUT)
+        .await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut now = first.clone();
+    while now == first && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        now = window.text_of(countdown).await?;
+    }
+    assert_ne!(now, first, "the countdown stood still for 5 s");
+    assert!(now.starts_with("in 59 min"), "{now}");
+    window.screenshot("countdown").await?;
+    window.close().await
 }
 
 #[tokio::test]

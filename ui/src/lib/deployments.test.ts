@@ -4,9 +4,11 @@ import {
   driftFix,
   applyChange,
   settleLoad,
+  soonestCountdownChange,
   contractActions,
   contractSummary,
   countdown,
+  countdownChangesIn,
   filterRows,
   NO_FILTER,
   newDeclaration,
@@ -216,6 +218,34 @@ describe("the TTL countdown", () => {
     expect(countdown("2026-12-03T10:04:05.000Z", now)).toBe("in 4 min 05 s");
     expect(countdown("2026-12-03T12:10:00.000Z", now)).toBe("in 2 h 10 min");
     expect(countdown("2026-12-03T09:59:59.000Z", now)).toBe("expired");
+  });
+
+  it("knows when its text next changes: each second under an hour, each minute above, never once expired", () => {
+    const cases: [string, number | undefined][] = [
+      ["2026-12-03T10:04:05.000Z", 1],
+      ["2026-12-03T10:04:05.400Z", 401],
+      ["2026-12-03T12:10:00.000Z", 1],
+      ["2026-12-03T12:10:30.000Z", 30_001],
+      ["2026-12-03T11:00:20.000Z", 20_001],
+      ["2026-12-03T10:00:01.500Z", 501],
+      ["2026-12-03T10:00:00.500Z", undefined],
+      ["2026-12-03T09:59:59.000Z", undefined],
+      ["not a time", undefined],
+    ];
+    for (const [expiresAt, changesIn] of cases) {
+      const at = countdownChangesIn(expiresAt, now);
+      expect(at, expiresAt).toBe(changesIn);
+      if (at === undefined) continue;
+      expect(countdown(expiresAt, now + at), expiresAt).not.toBe(countdown(expiresAt, now));
+      expect(countdown(expiresAt, now + at - 1), expiresAt).toBe(countdown(expiresAt, now));
+    }
+  });
+
+  it("waits for the soonest of many countdowns, and not at all for none that will change", () => {
+    const expiries = ["2026-12-03T12:10:30.000Z", "2026-12-03T10:04:05.400Z", "2026-12-03T09:00:00.000Z"];
+    expect(soonestCountdownChange(expiries, now)).toBe(401);
+    expect(soonestCountdownChange(["2026-12-03T09:00:00.000Z"], now)).toBeUndefined();
+    expect(soonestCountdownChange([], now)).toBeUndefined();
   });
 });
 

@@ -310,6 +310,23 @@ export function countdown(expiresAt: string, nowMs: number): string {
   return `in ${minutes} min ${String(seconds).padStart(2, "0")} s`;
 }
 
+/** How many ms from `nowMs` until `countdown(expiresAt, …)` reads otherwise: the next second
+ * while under an hour is left, the next minute before that; `undefined` once it says `expired`
+ * (or cannot read `expiresAt`), since then it never changes again. */
+export function countdownChangesIn(expiresAt: string, nowMs: number): number | undefined {
+  const leftMs = Date.parse(expiresAt) - nowMs;
+  const left = Math.floor(leftMs / 1000);
+  if (Number.isNaN(left) || left <= 0) return undefined;
+  const step = left >= 3600 ? 60 : 1;
+  return leftMs - Math.floor(left / step) * step * 1000 + 1;
+}
+
+/** The soonest any of the countdowns to `expiries` reads otherwise (`countdownChangesIn`). */
+export function soonestCountdownChange(expiries: readonly string[], nowMs: number): number | undefined {
+  const changes = expiries.map((at) => countdownChangesIn(at, nowMs)).filter((ms) => ms !== undefined);
+  return changes.length > 0 ? Math.min(...changes) : undefined;
+}
+
 /** An RFC 3339 time in the controller's words, with the "at" before it if any. */
 const TIME_IN_TEXT = /(?:\bat )?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})/g;
 

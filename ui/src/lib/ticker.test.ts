@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { tickWhileVisible, type Visibility } from "./ticker";
+import { tickWhenDue, tickWhileVisible, type Visibility } from "./ticker";
 
 function fakeVisibility(hidden: boolean): Visibility & { set(hidden: boolean): void; listeners: number } {
   let current = hidden;
@@ -53,6 +53,42 @@ describe("a clock that rests while the window is hidden", () => {
     tickWhileVisible(1000, tick, visibility);
     vi.advanceTimersByTime(10_000);
     expect(tick).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("a clock that ticks only when its text would change", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("waits as long as the next change needs, and sets no timer once nothing will change", () => {
+    const visibility = fakeVisibility(false);
+    const waits: (number | undefined)[] = [400, 60_000, undefined];
+    const tick = vi.fn();
+    const stop = tickWhenDue(() => waits.shift(), tick, visibility);
+    vi.advanceTimersByTime(399);
+    expect(tick).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(tick).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(59_999);
+    expect(tick).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1);
+    expect(tick).toHaveBeenCalledTimes(2);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(3_600_000);
+    expect(tick).toHaveBeenCalledTimes(2);
+    stop();
+    expect(visibility.listeners).toBe(0);
+  });
+
+  it("sets no timer at all when nothing counts down, and still ticks once when shown again", () => {
+    const visibility = fakeVisibility(false);
+    const tick = vi.fn();
+    tickWhenDue(() => undefined, tick, visibility);
+    expect(vi.getTimerCount()).toBe(0);
+    visibility.set(true);
+    visibility.set(false);
+    expect(tick).toHaveBeenCalledTimes(1);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
-// Clocks that rest while the window is hidden: a countdown or a "seen 5 s ago" needs a tick
-// each second only while someone can read it. Hidden, the timer is stopped (no work at all);
-// shown again, the clock ticks at once and then keeps its pace.
+// Clocks that rest while no one can read them: a countdown or a "seen 5 s ago" needs a tick
+// only while someone can read it, and only when its text would change. Hidden, the timer is
+// stopped (no work at all); shown again, the clock ticks at once and then keeps its pace. A
+// clock whose texts will not change again (nothing counting down) sets no timer at all, so an
+// idle window wakes for nothing.
 
 /** Whether the page can be seen, and a way to hear when that changes. */
 export interface Visibility {
@@ -11,8 +13,8 @@ export interface Visibility {
 
 /** The timer functions a ticker uses (the global ones by default). */
 export interface Timers {
-  setInterval(callback: () => void, ms: number): unknown;
-  clearInterval(handle: unknown): void;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
 /** The page's own visibility (`document.visibilityState`). */
@@ -27,8 +29,8 @@ export function pageVisibility(): Visibility {
 }
 
 const globalTimers: Timers = {
-  setInterval: (callback, ms) => setInterval(callback, ms),
-  clearInterval: (handle) => clearInterval(handle as ReturnType<typeof setInterval>),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 /**
@@ -41,22 +43,41 @@ export function tickWhileVisible(
   visibility: Visibility = pageVisibility(),
   timers: Timers = globalTimers,
 ): () => void {
+  return tickWhenDue(() => ms, tick, visibility, timers);
+}
+
+/**
+ * Calls `tick` when `dueIn()` says (in ms from now, asked again after each tick; `undefined`:
+ * nothing will change, so no timer until the page is shown again) while the page is visible,
+ * and once more as soon as it is shown again. Returns the way to stop for good.
+ */
+export function tickWhenDue(
+  dueIn: () => number | undefined,
+  tick: () => void,
+  visibility: Visibility = pageVisibility(),
+  timers: Timers = globalTimers,
+): () => void {
   let handle: unknown;
-  const start = () => {
-    if (handle === undefined) handle = timers.setInterval(tick, ms);
+  const schedule = () => {
+    const ms = dueIn();
+    if (ms === undefined) return;
+    handle = timers.setTimeout(() => {
+      handle = undefined;
+      tick();
+      schedule();
+    }, Math.max(0, ms));
   };
   const pause = () => {
-    if (handle !== undefined) timers.clearInterval(handle);
+    if (handle !== undefined) timers.clearTimeout(handle);
     handle = undefined;
   };
   const follow = () => {
-    if (visibility.hidden()) pause();
-    else {
-      tick();
-      start();
-    }
+    pause();
+    if (visibility.hidden()) return;
+    tick();
+    schedule();
   };
-  if (!visibility.hidden()) start();
+  if (!visibility.hidden()) schedule();
   const stopListening = visibility.onChange(follow);
   return () => {
     pause();

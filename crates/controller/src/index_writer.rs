@@ -44,7 +44,7 @@ const BATCH_WINDOW: Duration = Duration::from_millis(200);
 const SWAP_ATTEMPTS: usize = 5;
 /// The wait before a batch that failed (network) is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
-/// How often operations refused by a full index are tried again (the index read afresh), while
+/// How often operations refused by a full index are tried again (over the view's index), while
 /// there are any: room made elsewhere (another client, a deployment ended) is used within it.
 const ROOM_RETRY: Duration = Duration::from_secs(30);
 /// How often entries whose records are gone are looked for.
@@ -199,7 +199,7 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             tokio::select! {
                 () = self.wake.notified() => {}
                 _ = prune.tick() => drop(self.submit(IndexOp::Prune)),
-                _ = room.tick() => self.retry_waiting_for_room().await,
+                _ = room.tick() => self.retry_waiting_for_room(),
             }
             tokio::time::sleep(BATCH_WINDOW).await;
             let batch = std::mem::take(&mut *self.lock());
@@ -265,8 +265,10 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
         answer(batch, Err(told));
     }
 
-    /// Submits again every operation a full index refused, over the index read afresh.
-    async fn retry_waiting_for_room(&self) {
+    /// Submits again every operation a full index refused, over the view's index: kept
+    /// current by the stream while live, by the poll and the view's age limit while not, so
+    /// the wait itself asks the repo nothing.
+    fn retry_waiting_for_room(&self) {
         let waiting: Vec<IndexOp> = self
             .refusals
             .lock()
@@ -275,10 +277,6 @@ impl<R: RecordRepo + 'static> IndexWriter<R> {
             .values()
             .cloned()
             .collect();
-        if waiting.is_empty() {
-            return;
-        }
-        self.view.invalidate(INDEX_COLLECTION).await;
         for op in waiting {
             drop(self.submit(op));
         }

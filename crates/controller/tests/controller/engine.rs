@@ -10,7 +10,7 @@ use swdesk_core::infra::{InfraSpec, InfraStatus};
 use swdesk_kernel::name::Name;
 use swdesk_kernel::object::Object;
 
-use crate::support::{OWNER, World};
+use crate::support::{OWNER, World, index_listing_others};
 
 const INFRA: &str = "computer.socialweb.infra";
 
@@ -167,22 +167,7 @@ async fn an_index_another_client_wrote_in_a_form_this_version_cannot_read_is_nev
 #[tokio::test(start_paused = true)]
 async fn a_full_index_says_why_a_new_deployment_is_not_listed() {
     let world = World::new();
-    let live: Vec<serde_json::Value> = (0..swdesk_core::index::MAX_LIVE)
-        .map(|n| {
-            serde_json::json!({
-                "collection": INFRA,
-                "rkey": format!("other-{n}"),
-                "createdAt": "2026-12-01T00:00:00.000Z",
-                "addedAt": "2026-12-01T00:00:00.000Z",
-                "writer": "cli",
-            })
-        })
-        .collect();
-    let full = serde_json::json!({
-        "$type": INFRA,
-        "createdAt": "2026-12-01T00:00:00.000Z",
-        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": live},
-    });
+    let full = index_listing_others(swdesk_core::index::MAX_LIVE);
     world.repo.write_directly(OWNER, INFRA, "self", full);
     let engine = start(&world, EngineConfig::default());
     let mut health = engine.index_health();

@@ -3,7 +3,9 @@
 //! poll and resync an hour away, applied once however often it is replayed, its cursor kept in
 //! the store; while live a whole idle hour lists nothing; a listing the feed asks for is made;
 //! an edit another device lands while our own write of the record is in flight is pulled; an
-//! op of our own earlier write arriving after a later one undoes nothing.
+//! op of our own earlier write arriving after a later one undoes nothing; a deployment waiting
+//! for room in a full index asks the repo nothing while it waits, and takes the room another
+//! client makes as soon as its commit arrives.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +19,7 @@ use swdesk_kernel::object::Object;
 use swdesk_kernel::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};
 use tokio::sync::mpsc;
 
-use crate::support::{OWNER, World};
+use crate::support::{OWNER, World, index_listing_others};
 
 const INFRA: &str = "computer.socialweb.infra";
 const HOUR: Duration = Duration::from_secs(3600);
@@ -289,5 +291,64 @@ async fn an_op_of_our_own_earlier_write_arriving_late_undoes_nothing() {
     assert_eq!(record["description"], "edited here");
     let sync = web(&world).status.sync.expect("a sync state");
     assert!(sync.state.is_synced(), "{sync:?}");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A deployment waits for room in an index another client keeps full: while live, the wait
+/// asks the repo nothing (the stream keeps the view's index current), and the room the other
+/// client makes is taken as soon as its commit arrives on the feed.
+#[tokio::test(start_paused = true)]
+async fn waiting_for_room_asks_nothing_while_live_and_takes_the_room_when_it_is_made() {
+    let world = World::new();
+    let full = index_listing_others(swdesk_core::index::MAX_LIVE);
+    world
+        .repo
+        .write_directly(OWNER, INFRA, "self", full.clone());
+    let (engine, feed) = start(&world);
+    published(&world, &feed).await;
+    let mut health = engine.index_health();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        health.wait_for(|health| !health.waiting_for_room.is_empty()),
+    )
+    .await
+    .expect("web waits for room")
+    .unwrap();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let calls = world.repo.calls();
+    tokio::time::sleep(HOUR).await;
+    assert_eq!(
+        world.repo.calls().since(calls).total(),
+        0,
+        "an hour waiting for room while live asks the repo nothing"
+    );
+
+    let mut fewer = full;
+    fewer["index"]["live"].as_array_mut().unwrap().pop();
+    let cid = world
+        .repo
+        .write_directly(OWNER, INFRA, "self", fewer.clone());
+    let commit = RepoFeed::Commit {
+        ops: vec![RepoOp {
+            collection: INFRA.into(),
+            rkey: "self".into(),
+            record: Some(OpRecord { cid, value: fewer }),
+        }],
+        cursor: FeedCursor {
+            seq: 9,
+            rev: world.repo.rev(),
+        },
+    };
+    feed.send(commit).await.unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        health.wait_for(|health| health.waiting_for_room.is_empty()),
+    )
+    .await
+    .expect("the room made elsewhere is taken within a minute")
+    .unwrap();
+    let index = world.repo.value(OWNER, INFRA, "self").unwrap();
+    let live = index["index"]["live"].as_array().unwrap();
+    assert!(live.iter().any(|entry| entry["rkey"] == "web"), "{live:?}");
     engine.shutdown(Duration::from_secs(5)).await;
 }

@@ -175,3 +175,24 @@ impl std::fmt::Debug for Core {
         f.write_str("Core")
     }
 }
+
+/// The index at `self` as another client wrote it, listing `live` deployments of its own
+/// (`other-0`, `other-1`, …): full at `swdesk_core::index::MAX_LIVE`.
+pub fn index_listing_others(live: usize) -> serde_json::Value {
+    let live: Vec<serde_json::Value> = (0..live)
+        .map(|n| {
+            serde_json::json!({
+                "collection": "computer.socialweb.infra",
+                "rkey": format!("other-{n}"),
+                "createdAt": "2026-12-01T00:00:00.000Z",
+                "addedAt": "2026-12-01T00:00:00.000Z",
+                "writer": "cli",
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "$type": "computer.socialweb.infra",
+        "createdAt": "2026-12-01T00:00:00.000Z",
+        "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": live},
+    })
+}

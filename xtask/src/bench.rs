@@ -6,8 +6,10 @@
 //! Each launch measures the time from spawning the process to the window's first-paint report
 //! (`swdesk:first-paint ms=<n>` on stdout), then the resident memory of the whole process tree
 //! (the app and its WebKit processes) after a spell of idle, also shown process by process
-//! with its own part (`RssAnon`) and its threads. Medians are printed side by side with their
-//! ratio, the figure that counts (target: first paint at most 1.1x, memory at most 1.05x).
+//! with its own part (`RssAnon`) and its threads, and how often each process woke in the
+//! [`WAKE_SPAN`] after that (an idle window should wake for nothing: no clock ticking with no
+//! text to change). Medians are printed side by side with their ratio, the figure that counts
+//! (target: first paint at most 1.1x, memory at most 1.05x).
 //! The app's first paint is its prerendered first screen; the moment its code has brought that
 //! screen to life (`swdesk:interactive`) is printed beside it (a bare window is live once
 //! painted).
@@ -33,6 +35,8 @@ const BASELINE_BINARY: &str = "bare-tauri-window";
 const TARGET_PAINT_RATIO: f64 = 1.1;
 /// The most the app's idle memory may take over a bare window's (issue 36).
 const TARGET_MEMORY_RATIO: f64 = 1.05;
+/// How long each process's wake-ups are counted, after the idle spell.
+const WAKE_SPAN: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Clone)]
 struct Launch {
@@ -48,6 +52,14 @@ struct Launch {
     steps: Vec<(String, f64)>,
 }
 
+impl Launch {
+    /// How often all its processes together woke in an idle minute.
+    fn wakeups_per_minute(&self) -> f64 {
+        let each = self.processes.iter();
+        each.map(|process| process.wakeups_per_minute).sum()
+    }
+}
+
 /// One process of a window's tree, read from `/proc` after the idle spell.
 #[derive(Debug, Clone)]
 struct Process {
@@ -59,6 +71,9 @@ struct Process {
     anon_kib: u64,
     /// How many threads it runs.
     threads: u64,
+    /// How often its threads woke in an idle minute (context switches, counted over
+    /// [`WAKE_SPAN`]; a thread that ends meanwhile is not counted).
+    wakeups_per_minute: f64,
 }
 
 /// The order start-up steps are shown in; a step only one window reports is shown too.
@@ -164,6 +179,14 @@ fn print_report(baseline: &[Launch], app: &[Launch], runs: usize, idle_seconds: 
         live_app / live_base,
         rss_app / rss_base
     );
+    let woke = |launches: &[Launch]| median(launches.iter().map(Launch::wakeups_per_minute));
+    println!(
+        "wake-ups in an idle minute, all processes (counted over {} s after the idle spell): \
+         bare {:.0}, desk {:.0}",
+        WAKE_SPAN.as_secs(),
+        woke(baseline),
+        woke(app)
+    );
     print_processes(baseline, app);
     print_steps(baseline, app);
 }
@@ -174,8 +197,8 @@ fn print_report(baseline: &[Launch], app: &[Launch], runs: usize, idle_seconds: 
 fn print_processes(baseline: &[Launch], app: &[Launch]) {
     println!();
     println!(
-        "{:<36} {:>10} {:>10} {:>8}",
-        "process (median)", "RSS (MiB)", "own (MiB)", "threads"
+        "{:<36} {:>10} {:>10} {:>8} {:>15}",
+        "process (median)", "RSS (MiB)", "own (MiB)", "threads", "wake-ups/min"
     );
     for (window, launches) in [("bare", baseline), ("desk", app)] {
         let names: Vec<&str> = launches
@@ -194,11 +217,12 @@ fn print_processes(baseline: &[Launch], app: &[Launch]) {
                 }))
             };
             println!(
-                "{:<36} {:>10.1} {:>10.1} {:>8.0}",
+                "{:<36} {:>10.1} {:>10.1} {:>8.0} {:>15.0}",
                 format!("{window}: {name}"),
                 of(|process| mib(process.rss_kib)),
                 of(|process| mib(process.anon_kib)),
                 of(|process| process.threads as f64),
+                of(|process| process.wakeups_per_minute),
             );
         }
     }
@@ -301,10 +325,7 @@ fn measure(
     } else {
         first_paint
     };
-    let processes: Vec<Process> = process_tree(child.id())
-        .into_iter()
-        .filter_map(process)
-        .collect();
+    let processes = with_wakeups(process_tree(child.id()));
     Ok(Launch {
         first_paint,
         interactive,
@@ -352,6 +373,42 @@ fn parent_of(pid: u32) -> Option<u32> {
     fields.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The processes `pids` as they are now, with how often each then wakes in [`WAKE_SPAN`].
+fn with_wakeups(pids: Vec<u32>) -> Vec<Process> {
+    let mut processes: Vec<(u32, Process, u64)> = pids
+        .into_iter()
+        .filter_map(|pid| Some((pid, process(pid)?, switches(pid))))
+        .collect();
+    std::thread::sleep(WAKE_SPAN);
+    let per_minute = 60.0 / WAKE_SPAN.as_secs_f64();
+    for (pid, process, before) in &mut processes {
+        process.wakeups_per_minute = switches(*pid).saturating_sub(*before) as f64 * per_minute;
+    }
+    processes
+        .into_iter()
+        .map(|(_, process, _)| process)
+        .collect()
+}
+
+/// How many times the threads of `pid` now running have been switched out (each time one
+/// sleeps and each time the kernel takes its core), from `/proc/<pid>/task/*/status`.
+fn switches(pid: u32) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .flat_map(|status| {
+            status
+                .lines()
+                .filter(|line| line.contains("ctxt_switches:"))
+                .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
 fn process(pid: u32) -> Option<Process> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| -> Option<u64> {
@@ -364,6 +421,7 @@ fn process(pid: u32) -> Option<Process> {
         rss_kib: field("VmRSS:")?,
         anon_kib: field("RssAnon:")?,
         threads: field("Threads:")?,
+        wakeups_per_minute: 0.0,
     })
 }
 
@@ -413,5 +471,15 @@ mod tests {
         assert_eq!(super::process_tree(me).first(), Some(&me));
         let process = super::process(me).expect("this process is in /proc");
         assert!(process.rss_kib > 0 && process.anon_kib > 0 && process.threads > 0);
+    }
+
+    #[test]
+    fn a_thread_that_sleeps_is_counted_as_woken() {
+        let me = std::process::id();
+        let before = super::switches(me);
+        for _ in 0..5 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(super::switches(me) >= before + 5);
     }
 }

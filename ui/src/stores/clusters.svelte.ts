@@ -1,6 +1,6 @@
 // The window's one view of the owner's clusters: loaded when the controller starts, then kept
 // live by the gateway feed's change events (and read again when a member's handle is known), with the kubeconfigs saved here read again at each
-// change, when the section opens and every minute, and checked against the clusters listed
+// change, when the section opens and every minute while the window is shown, and checked against the clusters listed
 // (drift). The Clusters section and the notices
 // read it; nothing else asks for the clusters. The rules (what drift is, what is told) are the
 // pure functions of lib/.
@@ -18,6 +18,7 @@ import {
   type KubeconfigView,
 } from "../ipc";
 import { kubeconfigDrift } from "../lib/clusters";
+import { tickWhileVisible } from "../lib/ticker";
 
 /** How often the kubeconfigs saved here are checked again while nothing else changes. */
 const KEPT_CHECK_MS = 60_000;
@@ -64,10 +65,10 @@ class ClusterBoard {
       else this.status = "signed-out";
     });
     // A kubeconfig also stops working on its own (it expires, its file is removed): looked at
-    // again every minute, as the deployments' receipts are.
-    setInterval(() => {
+    // again every minute while the window is shown, and at once when it is shown again.
+    tickWhileVisible(KEPT_CHECK_MS, () => {
       if (this.status === "ready") void this.readKept();
-    }, KEPT_CHECK_MS);
+    });
   }
 
   /** Reads the kubeconfigs saved here again (after one was saved or removed). */

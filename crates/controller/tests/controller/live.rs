@@ -19,7 +19,7 @@ use swdesk_kernel::object::Object;
 use swdesk_kernel::repo::live::{FeedCursor, LiveState, OpRecord, RepoFeed, RepoOp};
 use tokio::sync::mpsc;
 
-use crate::support::{OWNER, World, index_listing_others};
+use crate::support::{OWNER, World, index_listing_others, web_takes_the_room};
 
 const INFRA: &str = "computer.socialweb.infra";
 const HOUR: Duration = Duration::from_secs(3600);
@@ -69,6 +69,18 @@ fn web(world: &World) -> swdesk_store::ObjectOf<InfraSpec> {
         .unwrap()
 }
 
+/// A commit of one record of the infra collection, `rkey` now `value` (at `cid`).
+fn commit_of(rkey: &str, cid: String, value: serde_json::Value, cursor: FeedCursor) -> RepoFeed {
+    RepoFeed::Commit {
+        ops: vec![RepoOp {
+            collection: INFRA.into(),
+            rkey: rkey.into(),
+            record: Some(OpRecord { cid, value }),
+        }],
+        cursor,
+    }
+}
+
 async fn published(world: &World, feed: &mpsc::Sender<RepoFeed>) {
     let object = Object {
         metadata: world.metadata("web"),
@@ -105,14 +117,7 @@ async fn a_commit_on_the_feed_is_pulled_at_once_applied_once_and_its_cursor_kept
         seq: 7,
         rev: world.repo.rev(),
     };
-    let commit = RepoFeed::Commit {
-        ops: vec![RepoOp {
-            collection: INFRA.into(),
-            rkey: "web".into(),
-            record: Some(OpRecord { cid, value: edited }),
-        }],
-        cursor: cursor.clone(),
-    };
+    let commit = commit_of("web", cid, edited, cursor.clone());
     feed.send(commit.clone()).await.unwrap();
     eventually("the edit is pulled", || {
         web(&world).spec.description.as_deref() == Some("edited on another device")
@@ -199,17 +204,15 @@ fn edited_during_next_put(world: &World, feed: &mpsc::Sender<RepoFeed>, descript
             .expect("our write is stored");
         edited["description"] = description.into();
         let cid = repo.write_directly(OWNER, INFRA, "web", edited.clone());
-        let commit = RepoFeed::Commit {
-            ops: vec![RepoOp {
-                collection: INFRA.into(),
-                rkey: "web".into(),
-                record: Some(OpRecord { cid, value: edited }),
-            }],
-            cursor: FeedCursor {
+        let commit = commit_of(
+            "web",
+            cid,
+            edited,
+            FeedCursor {
                 seq: 11,
                 rev: repo.rev(),
             },
-        };
+        );
         feed.try_send(commit).expect("the feed has room");
     });
 }
@@ -273,17 +276,15 @@ async fn an_op_of_our_own_earlier_write_arriving_late_undoes_nothing() {
     tokio::time::sleep(Duration::from_secs(60)).await;
     // The stream lags behind our answers: the commit of our first write comes only now.
     let cid = swdesk_lexicon::cid::record_cid(&first).unwrap().to_string();
-    let late = RepoFeed::Commit {
-        ops: vec![RepoOp {
-            collection: INFRA.into(),
-            rkey: "web".into(),
-            record: Some(OpRecord { cid, value: first }),
-        }],
-        cursor: FeedCursor {
+    let late = commit_of(
+        "web",
+        cid,
+        first,
+        FeedCursor {
             seq: 12,
             rev: first_rev,
         },
-    };
+    );
     feed.send(late).await.unwrap();
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(web(&world).spec.description.as_deref(), Some("edited here"));
@@ -328,27 +329,16 @@ async fn waiting_for_room_asks_nothing_while_live_and_takes_the_room_when_it_is_
     let cid = world
         .repo
         .write_directly(OWNER, INFRA, "self", fewer.clone());
-    let commit = RepoFeed::Commit {
-        ops: vec![RepoOp {
-            collection: INFRA.into(),
-            rkey: "self".into(),
-            record: Some(OpRecord { cid, value: fewer }),
-        }],
-        cursor: FeedCursor {
+    let commit = commit_of(
+        "self",
+        cid,
+        fewer,
+        FeedCursor {
             seq: 9,
             rev: world.repo.rev(),
         },
-    };
+    );
     feed.send(commit).await.unwrap();
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        health.wait_for(|health| health.waiting_for_room.is_empty()),
-    )
-    .await
-    .expect("the room made elsewhere is taken within a minute")
-    .unwrap();
-    let index = world.repo.value(OWNER, INFRA, "self").unwrap();
-    let live = index["index"]["live"].as_array().unwrap();
-    assert!(live.iter().any(|entry| entry["rkey"] == "web"), "{live:?}");
+    web_takes_the_room(&world, &mut health, Duration::from_secs(60)).await;
     engine.shutdown(Duration::from_secs(5)).await;
 }

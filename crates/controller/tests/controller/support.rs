@@ -196,3 +196,26 @@ pub fn index_listing_others(live: usize) -> serde_json::Value {
         "index": {"updatedAt": "2026-12-01T00:00:00.000Z", "live": live},
     })
 }
+
+/// Waits up to `within` until no deployment waits for room in the index, then answers the
+/// index's live entries, `web` among them.
+pub async fn web_takes_the_room(
+    world: &World,
+    health: &mut tokio::sync::watch::Receiver<swdesk_core::index_health::IndexHealth>,
+    within: std::time::Duration,
+) -> Vec<serde_json::Value> {
+    tokio::time::timeout(
+        within,
+        health.wait_for(|health| health.waiting_for_room.is_empty()),
+    )
+    .await
+    .expect("the waiting deployment is listed once there is room")
+    .unwrap();
+    let index = world
+        .repo
+        .value(OWNER, "computer.socialweb.infra", "self")
+        .unwrap();
+    let live = index["index"]["live"].as_array().unwrap().clone();
+    assert!(live.iter().any(|entry| entry["rkey"] == "web"), "{live:?}");
+    live
+}

@@ -178,11 +178,7 @@ async fn every_screen_state_passes_axe_in_light_and_dark() -> anyhow::Result<()>
         .check_accessibility("contract released", &mut findings)
         .await?;
 
-    window.press_command_key("k").await?;
-    window
-        .type_into("[data-testid='command-palette'] input", "web")
-        .await?;
-    window.find("[data-palette-item='open-Infra-web']").await?;
+    window.find_in_palette("web", "open-Infra-web").await?;
     window
         .check_accessibility("command palette", &mut findings)
         .await?;

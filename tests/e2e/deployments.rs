@@ -90,11 +90,7 @@ async fn record_where(
 async fn an_ephemeral_deployments_lifetime_counts_down_in_the_list() -> anyhow::Result<()> {
     let pds = SandboxPds::from_env_or_start().await?;
     let (mut window, _) = AppWindow::signed_in_as_new_owner(&pds, "e2ettl", "countdown").await?;
-    window.press_command_key("k").await?;
-    window
-        .type_into("[data-testid='command-palette'] input", "ephemeral")
-        .await?;
-    window.find("[data-palette-item='new-ephemeral']").await?;
+    window.find_in_palette("ephemeral", "new-ephemeral").await?;
     window.press_enter().await?;
     window.type_into("#decl-name", "scratch").await?;
     window.click("[data-action='save-declaration']").await?;
@@ -155,11 +151,7 @@ async fn a_deployment_is_declared_published_requested_and_released_with_one_clic
     window.screenshot("published").await?;
 
     // The command palette opens it: Ctrl+K, a few letters, Enter.
-    window.press_command_key("k").await?;
-    window
-        .type_into("[data-testid='command-palette'] input", "open web")
-        .await?;
-    window.find("[data-palette-item='open-Infra-web']").await?;
+    window.find_in_palette("open web", "open-Infra-web").await?;
     window.screenshot("palette").await?;
     window.press_enter().await?;
     window

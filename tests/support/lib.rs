@@ -610,6 +610,15 @@ impl AppWindow {
         .await
     }
 
+    /// Opens the command palette (Ctrl+K), types `query` and waits until the item `item`
+    /// (its `data-palette-item`) is offered; Enter then runs it.
+    pub async fn find_in_palette(&self, query: &str, item: &str) -> anyhow::Result<Element> {
+        self.press_command_key("k").await?;
+        self.type_into("[data-testid='command-palette'] input", query)
+            .await?;
+        self.find(&format!("[data-palette-item='{item}']")).await
+    }
+
     /// Presses a key with the platform's command modifier (Ctrl here), as a user would.
     pub async fn press_command_key(&self, key: &str) -> anyhow::Result<()> {
         use fantoccini::actions::{InputSource, KeyAction, KeyActions};

@@ -643,7 +643,15 @@ impl AppWindow {
                 vec![],
             )
             .await?;
-        let png = self.client.screenshot().await?;
+        // Bounded: once in a CI run WebKitWebDriver never answered a screenshot (the layout
+        // test, stop 43's check), and the test then hung until nextest's 240 s.
+        let png = tokio::time::timeout(SCREENSHOT_TIMEOUT, self.client.screenshot())
+            .await
+            .with_context(|| {
+                format!(
+                    "WebKitWebDriver gave no screenshot of {step:?} within {SCREENSHOT_TIMEOUT:?}"
+                )
+            })??;
         self.shots_taken += 1;
         std::fs::create_dir_all(&self.screenshots)?;
         let path = self.screenshots.join(format!(
@@ -853,6 +861,9 @@ async fn wait_until_no_app_runs_in(home: &Path) -> anyhow::Result<()> {
 
 /// How long a click may take to show in the window before it counts as not taken.
 const CLICK_TAKEN: Duration = Duration::from_secs(10);
+
+/// How long WebKitWebDriver may take to answer a screenshot (a full window: well under 1 s).
+const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Characters of the page's text a failed wait quotes.
 const SHOWN_CHARS: usize = 1500;

@@ -192,3 +192,50 @@ async fn the_desktops_quit_signal_stops_the_controller_before_the_app_ends() -> 
     );
     Ok(())
 }
+
+/// WebKit runs the page in a process of its own; when it dies (a crash, the kernel's
+/// out-of-memory killer) WebKitGTK leaves the window blank. The app says why in its log and
+/// loads its page again, which comes back signed in and lists the owner's deployments, since
+/// the session lives in the app, not the page. WebKitWebDriver ends its session when the page
+/// dies ("session deleted because of page crash or hang"), so what the new page did is read
+/// from the app's log: its own first paint and its request for the list.
+#[tokio::test]
+async fn a_page_whose_web_process_died_is_loaded_again_as_it_was() -> anyhow::Result<()> {
+    let pds = SandboxPds::from_env_or_start().await?;
+    let (window, _owner) =
+        AppWindow::signed_in_as_new_owner(&pds, "e2ecrash", "page-crash").await?;
+    let pages = window.web_processes();
+    anyhow::ensure!(!pages.is_empty(), "no web process found for the window");
+    let lists_before = window.log_lines_containing("listed the deployments");
+    for pid in &pages {
+        std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()?;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while window.log_lines_containing("window interactive") < 2
+        || window.log_lines_containing("listed the deployments") <= lists_before
+    {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the page did not come back within 30 s:\n{}",
+            window.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let replaced = window.web_processes();
+    assert!(
+        !replaced.is_empty() && replaced.iter().all(|pid| !pages.contains(pid)),
+        "a new web process runs the page: before {pages:?}, now {replaced:?}"
+    );
+    let log = window.quit_by_signal().await?;
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("the window's page ended"))
+        .collect();
+    assert!(
+        said.len() == 1 && said[0].contains("WARN") && said[0].contains("crashed or was killed"),
+        "the app says once, as a warning, that the page ended and why: {said:?}"
+    );
+    Ok(())
+}

@@ -319,6 +319,11 @@ impl AppWindow {
         app_processes_in(&self.home)
     }
 
+    /// The window's web processes (WebKit's `WebKitWebProcess`, where its page runs).
+    pub fn web_processes(&self) -> Vec<u32> {
+        processes_in(&self.home, "WebKitWebProcess")
+    }
+
     /// Asks the app to quit as the desktop does at logout (SIGTERM), waits until it has ended,
     /// and answers its log.
     pub async fn quit_by_signal(mut self) -> anyhow::Result<String> {
@@ -742,7 +747,7 @@ impl AppWindow {
         {
             Ok(serde_json::Value::String(text)) => text,
             Ok(other) => other.to_string(),
-            Err(error) => format!("(unreadable: {error})"),
+            Err(error) => format!("(unreadable: {})", refusal(&error)),
         };
         let text: String = text
             .split_whitespace()
@@ -761,7 +766,7 @@ impl AppWindow {
                     |error| format!("not saved: {error}"),
                     |()| shot.display().to_string(),
                 ),
-            Err(error) => format!("not taken: {error}"),
+            Err(error) => format!("not taken: {}", refusal(&error)),
         };
         format!(
             "the window showed: {text}\n(screenshot: {saved})\n{}",
@@ -888,8 +893,22 @@ async fn wait_for_no_app_in(home: &Path, patience: Duration) -> Vec<u32> {
     }
 }
 
-/// The pids of the app's processes (executables named `swdesk`, Linux: `/proc/<pid>/exe`) whose
-/// `XDG_DATA_HOME` is `home`'s.
+/// What WebDriver answered a failed command: its error code beside its message, which
+/// WebKitWebDriver sometimes leaves empty (every command after the page's process died
+/// unnoticed, in CI).
+fn refusal(error: &fantoccini::error::CmdError) -> String {
+    match error {
+        fantoccini::error::CmdError::Standard(webdriver) => {
+            format!(
+                "WebDriver said {:?}: {:?}",
+                webdriver.error.to_string(),
+                webdriver.message
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Whether WebDriver refused a command because the element it names is no longer in the page
 /// (WebKitWebDriver: "Stale element found when trying to create the node handle").
 fn is_stale(error: &fantoccini::error::CmdError) -> bool {
@@ -898,8 +917,18 @@ fn is_stale(error: &fantoccini::error::CmdError) -> bool {
         || error.to_string().to_lowercase().contains("stale element")
 }
 
+/// The pids of the app's processes whose `XDG_DATA_HOME` is `home`'s (one, or two while an
+/// update restarts it).
 fn app_processes_in(home: &Path) -> Vec<u32> {
+    processes_in(home, "swdesk")
+}
+
+/// The pids of processes running `executable` (Linux: the name of `/proc/<pid>/exe`, with
+/// " (deleted)" once an update replaced the file) whose `XDG_DATA_HOME` is `home`'s: WebKit's
+/// processes inherit the app's environment, so this finds the window's own.
+fn processes_in(home: &Path, executable: &str) -> Vec<u32> {
     let data_home = format!("XDG_DATA_HOME={}", home.join("data").display());
+    let replaced = format!("{executable} (deleted)");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -908,9 +937,8 @@ fn app_processes_in(home: &Path) -> Vec<u32> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
             std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
-                exe.file_name().is_some_and(|name| {
-                    name == "swdesk" || name.to_string_lossy() == "swdesk (deleted)"
-                })
+                exe.file_name()
+                    .is_some_and(|name| name == executable || name.to_string_lossy() == replaced)
             })
         })
         .filter(|pid| {

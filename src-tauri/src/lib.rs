@@ -1,7 +1,7 @@
 //! The Tauri shell of Socialweb Desk. It is thin on purpose: it installs logging, registers the
 //! commands (each a DTO in, one library call, a DTO out) and the desktop's plugins (one
 //! instance, notifications, native dialogs, the window's state), opens the main window, loads
-//! its page again if the page's process dies ([`page_crash`]), and quits cleanly ([`quit`]). Nothing in the library crates knows about Tauri; everything the
+//! its page again if the page's process dies ([`page_process`]), and quits cleanly ([`quit`]). Nothing in the library crates knows about Tauri; everything the
 //! window can do passes through [`commands`], and the window's TypeScript types are generated
 //! from them ([`bindings`]).
 
@@ -12,7 +12,7 @@ mod commands;
 mod deployments;
 mod logging;
 mod market_key;
-mod page_crash;
+mod page_process;
 mod quit;
 mod session;
 mod startup;
@@ -83,7 +83,7 @@ pub fn run(process_start: Instant) {
             update::start(app.handle());
             app.manage(desk);
             if let Some(main) = app.get_webview_window(window::MAIN) {
-                page_crash::watch(&main);
+                page_process::watch(&main);
             }
             app_link::hand_over(app.handle(), &std::env::args().collect::<Vec<_>>());
             #[cfg(target_os = "linux")]

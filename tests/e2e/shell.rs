@@ -204,29 +204,18 @@ async fn a_page_whose_web_process_died_is_loaded_again_as_it_was() -> anyhow::Re
     let pds = SandboxPds::from_env_or_start().await?;
     let (window, _owner) =
         AppWindow::signed_in_as_new_owner(&pds, "e2ecrash", "page-crash").await?;
-    let pages = window.web_processes();
-    anyhow::ensure!(!pages.is_empty(), "no web process found for the window");
     let lists_before = window.log_lines_containing("listed the deployments");
-    for pid in &pages {
-        std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()?;
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while window.log_lines_containing("window interactive") < 2
-        || window.log_lines_containing("listed the deployments") <= lists_before
-    {
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "the page did not come back within 30 s:\n{}",
-            window.log()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let killed = kill_the_page(&window)?;
+    window
+        .wait_for_log_lines("window interactive", 2, PAGE_BACK)
+        .await?;
+    window
+        .wait_for_log_lines("listed the deployments", lists_before + 1, PAGE_BACK)
+        .await?;
     let replaced = window.web_processes();
     assert!(
-        !replaced.is_empty() && replaced.iter().all(|pid| !pages.contains(pid)),
-        "a new web process runs the page: before {pages:?}, now {replaced:?}"
+        !replaced.is_empty() && replaced.iter().all(|pid| !killed.contains(pid)),
+        "a new web process runs the page: before {killed:?}, now {replaced:?}"
     );
     let log = window.quit_by_signal().await?;
     let said: Vec<&str> = log
@@ -237,5 +226,108 @@ async fn a_page_whose_web_process_died_is_loaded_again_as_it_was() -> anyhow::Re
         said.len() == 1 && said[0].contains("WARN") && said[0].contains("crashed or was killed"),
         "the app says once, as a warning, that the page ended and why: {said:?}"
     );
+    Ok(())
+}
+
+/// A page that dies again and again is not loaded in a loop: three times within a minute, and
+/// the fourth time the app leaves it, says so in its log as an error and in a native dialog.
+#[tokio::test]
+async fn a_page_that_keeps_dying_is_loaded_three_times_then_a_dialog_says_so() -> anyhow::Result<()>
+{
+    let window = AppWindow::open("page-crashes").await?;
+    for reload in 1..=3 {
+        kill_the_page(&window)?;
+        window
+            .wait_for_log_lines("window interactive", 1 + reload, PAGE_BACK)
+            .await?;
+    }
+    assert!(
+        !swdesk_tests::desktop::window_shown(STOPPED)?,
+        "no dialog while the page comes back"
+    );
+    kill_the_page(&window)?;
+    window
+        .wait_for_log_lines("the window's page ended again: left blank", 1, PAGE_BACK)
+        .await?;
+    let deadline = std::time::Instant::now() + PAGE_BACK;
+    while !swdesk_tests::desktop::window_shown(STOPPED)? {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "no dialog titled {STOPPED:?} within {PAGE_BACK:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let log = window.quit_by_signal().await?;
+    assert_eq!(
+        log.lines()
+            .filter(|line| line.contains("the window's page ended: loading it again"))
+            .count(),
+        3,
+        "three reloads, no more:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|line| line.contains("ERROR") && line.contains("left blank")),
+        "the fourth is an error in the log:\n{log}"
+    );
+    Ok(())
+}
+
+/// A page that stops answering (its process frozen, here by SIGSTOP, as a page stuck in a
+/// loop would be) is named in the app's log when WebKit's own check notices (a key press
+/// unanswered for a few seconds), and again when it answers; so a window that froze is told
+/// apart from one nobody touched.
+#[tokio::test]
+async fn a_page_that_stops_answering_is_named_in_the_log_and_again_when_it_answers()
+-> anyhow::Result<()> {
+    let window = AppWindow::open("page-frozen").await?;
+    let pages = window.web_processes();
+    anyhow::ensure!(!pages.is_empty(), "no web process found for the window");
+    signal(&pages, "-STOP")?;
+    // The key press waits on the frozen page; WebKit's check starts with it.
+    let pressed = tokio::time::timeout(PAGE_FROZEN, window.press("Tab")).await;
+    let stopped = window
+        .wait_for_log_lines("the window's page stopped answering", 1, PAGE_BACK)
+        .await;
+    signal(&pages, "-CONT")?;
+    stopped?;
+    window
+        .wait_for_log_lines("the window's page answers again", 1, PAGE_BACK)
+        .await?;
+    let log = window.quit_by_signal().await?;
+    assert!(
+        log.lines()
+            .any(|line| line.contains("WARN") && line.contains("stopped answering")),
+        "a warning (the key press: {:?}):\n{log}",
+        pressed.map(|done| done.map_err(|error| error.to_string()))
+    );
+    Ok(())
+}
+
+/// How long the frozen page is given to take a key press before the test stops waiting.
+const PAGE_FROZEN: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// How long a page that died may take to come back (well under a second here).
+const PAGE_BACK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The title of the dialog that says the page is left blank.
+const STOPPED: &str = "Socialweb Desk's window stopped";
+
+/// Kills the window's page processes as a crash would (SIGKILL); answers their pids.
+fn kill_the_page(window: &AppWindow) -> anyhow::Result<Vec<u32>> {
+    let pages = window.web_processes();
+    anyhow::ensure!(!pages.is_empty(), "no web process found for the window");
+    signal(&pages, "-KILL")?;
+    Ok(pages)
+}
+
+/// Sends `signal` (as `kill` spells it: `-KILL`, `-STOP`) to each of `pids`.
+fn signal(pids: &[u32], signal: &str) -> anyhow::Result<()> {
+    for pid in pids {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()?;
+        anyhow::ensure!(sent.success(), "kill {signal} {pid} failed");
+    }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! The desktop around the app, for the tests: [`BrowserPages`], what the owner's browser showed
 //! when the app opened a link; [`OtherApp`], another window taking the focus; [`resize_window`],
-//! the owner dragging a window's edge; and the
+//! the owner dragging a window's edge; [`window_shown`], whether a native dialog is up; and the
 //! notification service: `org.freedesktop.Notifications` on the
 //! suite's D-Bus session bus, as a desktop shell (GNOME Shell, KDE's Plasma, dunst) serves it,
 //! keeping every notification it is asked to show. Under Xvfb there is no desktop, so without
@@ -270,23 +270,12 @@ impl OtherApp {
 /// manager does when the owner drags its edge (the suite's display has no window manager).
 pub fn resize_window(title: &str, width: u32, height: u32) -> anyhow::Result<()> {
     use x11rb::connection::Connection as _;
-    use x11rb::protocol::xproto::{AtomEnum, ConfigureWindowAux, ConnectionExt as _};
+    use x11rb::protocol::xproto::{ConfigureWindowAux, ConnectionExt as _};
 
     let (connection, screen) =
         x11rb::connect(None).context("cannot reach the X display ($DISPLAY)")?;
-    let root = connection.setup().roots[screen].root;
-    let children = connection.query_tree(root)?.reply()?.children;
-    let mut found = None;
-    for window in children {
-        let name = connection
-            .get_property(false, window, AtomEnum::WM_NAME, AtomEnum::ANY, 0, 256)?
-            .reply()?
-            .value;
-        if String::from_utf8_lossy(&name) == title {
-            found = Some(window);
-        }
-    }
-    let window = found.with_context(|| format!("no window titled {title:?} on the display"))?;
+    let window = top_level_titled(&connection, screen, title)?
+        .with_context(|| format!("no window titled {title:?} on the display"))?;
     connection
         .configure_window(
             window,
@@ -296,4 +285,33 @@ pub fn resize_window(title: &str, width: u32, height: u32) -> anyhow::Result<()>
         .context("the window could not be resized")?;
     connection.flush()?;
     Ok(())
+}
+
+/// Whether a top-level window titled `title` is on `$DISPLAY` (a native dialog, say).
+pub fn window_shown(title: &str) -> anyhow::Result<bool> {
+    let (connection, screen) =
+        x11rb::connect(None).context("cannot reach the X display ($DISPLAY)")?;
+    Ok(top_level_titled(&connection, screen, title)?.is_some())
+}
+
+/// The last top-level window titled `title` on the display's `screen`.
+fn top_level_titled(
+    connection: &impl x11rb::connection::Connection,
+    screen: usize,
+    title: &str,
+) -> anyhow::Result<Option<x11rb::protocol::xproto::Window>> {
+    use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+
+    let root = connection.setup().roots[screen].root;
+    let mut found = None;
+    for window in connection.query_tree(root)?.reply()?.children {
+        let name = connection
+            .get_property(false, window, AtomEnum::WM_NAME, AtomEnum::ANY, 0, 256)?
+            .reply()?
+            .value;
+        if String::from_utf8_lossy(&name) == title {
+            found = Some(window);
+        }
+    }
+    Ok(found)
 }

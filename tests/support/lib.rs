@@ -299,6 +299,27 @@ impl AppWindow {
             .count()
     }
 
+    /// Waits up to `timeout` until at least `count` lines of the app's log contain `needle`:
+    /// what the app did where WebDriver cannot see (a page that died and came back).
+    pub async fn wait_for_log_lines(
+        &self,
+        needle: &str,
+        count: usize,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
+        while self.log_lines_containing(needle) < count {
+            if Instant::now() > deadline {
+                bail!(
+                    "the app's log did not have {count} lines with {needle:?} within {timeout:?}:\n{}",
+                    self.log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+
     /// The app's log files (in its home's data directory), in the order of their names.
     pub fn log(&self) -> String {
         let logs = self.home.join("data/computer.socialweb.desk/logs");

@@ -1,10 +1,13 @@
-//! When the window's page dies. WebKit runs the page in a process of its own (on Linux
-//! `WebKitWebProcess`); when it crashes or the kernel's out-of-memory killer ends it, WebKitGTK
-//! leaves the window blank and deaf until the app acts. The app says why in its log and loads
-//! the page again: the session, the controller and the store live in this process, so the page
+//! The window's page process, watched. WebKit runs the page in a process of its own (on Linux
+//! `WebKitWebProcess`). When it dies (a crash, the kernel's out-of-memory killer) WebKitGTK
+//! leaves the window blank and deaf until the app acts: the app says why in its log and loads
+//! the page again. The session, the controller and the store live in this process, so the page
 //! comes back as it was (less a field being typed in). A page that dies again and again is
 //! loaded at most [`RELOADS`] times in [`SPELL`]; after that the app says so in a native dialog
-//! rather than loop. Linux only: elsewhere the system's webview has its own recovery.
+//! rather than loop. When the page stops answering (WebKit's own check, a few seconds without a
+//! reply) and when it answers again, the log says so too: a window that froze is told apart
+//! from one that was never touched. Linux only: elsewhere the system's webview has its own
+//! recovery.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -14,7 +17,8 @@ const RELOADS: usize = 3;
 /// The span [`RELOADS`] counts over.
 const SPELL: Duration = Duration::from_secs(60);
 
-/// Watches the window's page and loads it again when its process dies.
+/// Watches the window's page: loads it again when its process dies, and logs when it stops
+/// answering and answers again.
 #[cfg(target_os = "linux")]
 pub fn watch<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
     use std::cell::RefCell;
@@ -38,6 +42,15 @@ pub fn watch<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
                         "the window's page ended again: left blank"
                     );
                     tell_the_owner(&app);
+                }
+            });
+        platform
+            .inner()
+            .connect_is_web_process_responsive_notify(|page| {
+                if page.is_web_process_responsive() {
+                    tracing::info!("the window's page answers again");
+                } else {
+                    tracing::warn!("the window's page stopped answering");
                 }
             });
     });

@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
+use swdesk_devnet::ports::free_ports;
 use swdesk_devnet::{Account, Decision, SandboxPds};
-use swdesk_testkit::kept::free_port;
 
 /// The app's environment: the shared sandbox with `account` as its demo account, and Chromium
 /// playing the owner (signing in as `account`, approving) as the system browser.
@@ -239,10 +239,8 @@ impl AppWindow {
             std::env::var("SWDESK_TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".to_owned());
         // Two ports, and two distinct ones: a port just freed may be handed out again at once,
         // and WebKitWebDriver cannot listen where tauri-driver does (seen in a CI run).
-        let port = free_port();
-        let native_port = std::iter::repeat_with(free_port)
-            .find(|other| *other != port)
-            .context("no second free port")?;
+        let ports = free_ports(2);
+        let (port, native_port) = (ports[0], ports[1]);
         let driver = Command::new(&driver_program)
             .args([
                 "--port",

@@ -74,6 +74,9 @@ function parseArgs(argv) {
   return options;
 }
 
+/** A port the kernel had free, for a sandbox started by hand without ports. The Rust harness
+ * passes both ports (`swdesk_devnet::ports`): a port let go here comes from the ephemeral range,
+ * where a parallel test's outgoing connection may take it before the PDS listens. */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -22,7 +22,8 @@ use crate::mailbox::Mail;
 /// Where a sandbox keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Storage {
-    /// Free ports and a temporary directory, removed when the harness stops (tests).
+    /// Free ports ([`crate::ports`]) and a temporary directory, removed when the harness stops
+    /// (tests).
     Throwaway,
     /// Kept in `dir` across restarts, on fixed ports (`cargo xtask run`).
     Persistent {
@@ -193,20 +194,26 @@ impl SandboxPds {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        if let Storage::Persistent {
-            dir,
-            pds_port,
-            plc_port,
-        } = storage
-        {
-            command.arg("--data").arg(dir);
-            command.args([
-                "--pds-port",
-                &pds_port.to_string(),
-                "--plc-port",
-                &plc_port.to_string(),
-            ]);
-        }
+        let (pds_port, plc_port) = match storage {
+            Storage::Persistent {
+                dir,
+                pds_port,
+                plc_port,
+            } => {
+                command.arg("--data").arg(dir);
+                (*pds_port, *plc_port)
+            }
+            Storage::Throwaway => {
+                let ports = crate::ports::free_ports(2);
+                (ports[0], ports[1])
+            }
+        };
+        command.args([
+            "--pds-port",
+            &pds_port.to_string(),
+            "--plc-port",
+            &plc_port.to_string(),
+        ]);
         if let Some(port) = listen_port {
             command.args(["--listen-port", &port.to_string()]);
         }

@@ -13,6 +13,19 @@ async fn the_sandbox_pds_starts_with_the_accounts_it_was_asked_for() {
         .unwrap();
     let info = pds.info();
     assert!(info.pds_url.starts_with("http://localhost:"), "{info:?}");
+    // Its ports are drawn below the kernel's ephemeral range, where no outgoing connection of a
+    // parallel test can take one before the PDS listens (`swdesk_devnet::ports`).
+    let above: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768);
+    for url in [&info.pds_url, &info.plc_url] {
+        let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+        assert!(
+            port < above,
+            "{url} is in the ephemeral range (from {above})"
+        );
+    }
     assert_eq!(info.service_did, "did:web:localhost");
     assert_eq!(info.accounts.len(), 1);
     assert_eq!(info.accounts[0].handle, "alice.test");

@@ -6,8 +6,8 @@
 //! loaded at most [`RELOADS`] times in [`SPELL`]; after that the app says so in a native dialog
 //! rather than loop. When the page stops answering (WebKit's own check, a few seconds without a
 //! reply) and when it answers again, the log says so too: a window that froze is told apart
-//! from one that was never touched. Linux only: elsewhere the system's webview has its own
-//! recovery.
+//! from one that was never touched. Linux only for now: on macOS and Windows the system's
+//! webview is not watched yet.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -27,41 +27,50 @@ pub fn watch<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
 
     let app = window.app_handle().clone();
     let watched = window.with_webview(move |platform| {
+        let page = platform.inner();
         let reloads = RefCell::new(Reloads::default());
-        platform
-            .inner()
-            .connect_web_process_terminated(move |page, reason| {
-                let why = termination(reason);
-                if reloads.borrow_mut().allow(Instant::now()) {
-                    tracing::warn!(why, "the window's page ended: loading it again");
-                    page.reload();
-                } else {
-                    tracing::error!(
-                        why,
-                        reloads = RELOADS,
-                        "the window's page ended again: left blank"
-                    );
-                    tell_the_owner(&app);
-                }
-            });
-        platform
-            .inner()
-            .connect_is_web_process_responsive_notify(|page| {
-                if page.is_web_process_responsive() {
-                    tracing::info!("the window's page answers again");
-                } else {
-                    tracing::warn!("the window's page stopped answering");
-                }
-            });
+        page.connect_web_process_terminated(move |page, reason| {
+            page_ended(page, reason, &mut reloads.borrow_mut(), &app);
+        });
+        page.connect_is_web_process_responsive_notify(|page| {
+            if page.is_web_process_responsive() {
+                tracing::info!("the window's page answers again");
+            } else {
+                tracing::warn!("the window's page stopped answering");
+            }
+        });
     });
     if let Err(error) = watched {
         tracing::warn!(%error, "the window's page cannot be watched: a crash would leave it blank");
     }
 }
 
-/// Watches nothing where the system's webview recovers on its own.
+/// Watches nothing yet where the system's webview is not WebKitGTK (macOS, Windows).
 #[cfg(not(target_os = "linux"))]
 pub fn watch<R: tauri::Runtime>(_window: &tauri::WebviewWindow<R>) {}
+
+/// The page's process ended: loads the page again while the budget allows, else says so.
+#[cfg(target_os = "linux")]
+fn page_ended<R: tauri::Runtime>(
+    page: &webkit2gtk::WebView,
+    reason: webkit2gtk::WebProcessTerminationReason,
+    reloads: &mut Reloads,
+    app: &tauri::AppHandle<R>,
+) {
+    use webkit2gtk::WebViewExt;
+    let why = termination(reason);
+    if reloads.allow(Instant::now()) {
+        tracing::warn!(why, "the window's page ended: loading it again");
+        page.reload();
+    } else {
+        tracing::error!(
+            why,
+            reloads = RELOADS,
+            "the window's page ended again: left blank"
+        );
+        tell_the_owner(app);
+    }
+}
 
 /// Why WebKit says the page's process ended, in words.
 #[cfg(target_os = "linux")]

@@ -373,20 +373,17 @@ fn parent_of(pid: u32) -> Option<u32> {
     fields.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// The processes `pids` as they are now, with how often each then wakes in [`WAKE_SPAN`].
+/// The processes `pids` as they are after [`WAKE_SPAN`], with how often each woke in it.
 fn with_wakeups(pids: Vec<u32>) -> Vec<Process> {
-    let mut processes: Vec<(u32, Process, u64)> = pids
-        .into_iter()
-        .filter_map(|pid| Some((pid, process(pid)?, switches(pid))))
-        .collect();
+    let before: Vec<(u32, u64)> = pids.into_iter().map(|pid| (pid, switches(pid))).collect();
     std::thread::sleep(WAKE_SPAN);
     let per_minute = 60.0 / WAKE_SPAN.as_secs_f64();
-    for (pid, process, before) in &mut processes {
-        process.wakeups_per_minute = switches(*pid).saturating_sub(*before) as f64 * per_minute;
-    }
-    processes
+    before
         .into_iter()
-        .map(|(_, process, _)| process)
+        .filter_map(|(pid, before)| {
+            let woke = switches(pid).saturating_sub(before) as f64 * per_minute;
+            process(pid, woke)
+        })
         .collect()
 }
 
@@ -409,7 +406,8 @@ fn switches(pid: u32) -> u64 {
         .sum()
 }
 
-fn process(pid: u32) -> Option<Process> {
+/// Process `pid` as `/proc` shows it now, having woken `wakeups_per_minute` times a minute.
+fn process(pid: u32, wakeups_per_minute: f64) -> Option<Process> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| -> Option<u64> {
         let line = status.lines().find(|line| line.starts_with(name))?;
@@ -421,7 +419,7 @@ fn process(pid: u32) -> Option<Process> {
         rss_kib: field("VmRSS:")?,
         anon_kib: field("RssAnon:")?,
         threads: field("Threads:")?,
-        wakeups_per_minute: 0.0,
+        wakeups_per_minute,
     })
 }
 
@@ -469,7 +467,7 @@ mod tests {
     fn this_process_is_in_its_own_tree_and_has_a_resident_size() {
         let me = std::process::id();
         assert_eq!(super::process_tree(me).first(), Some(&me));
-        let process = super::process(me).expect("this process is in /proc");
+        let process = super::process(me, 0.0).expect("this process is in /proc");
         assert!(process.rss_kib > 0 && process.anon_kib > 0 && process.threads > 0);
     }
 

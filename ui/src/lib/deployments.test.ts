@@ -5,6 +5,8 @@ import {
   applyChange,
   settleLoad,
   soonestCountdownChange,
+  soonestTimeTextChange,
+  timesIn,
   contractActions,
   contractSummary,
   countdown,
@@ -294,5 +296,48 @@ describe("drift", () => {
     expect(filterRows(rows, { ...NO_FILTER, phase: DRIFTING }).map((kept) => kept.name)).toEqual(["moved"]);
     expect(driftFix("release")).toContain("Release it");
     expect(driftFix("keeper")).toContain("nothing to click here");
+  });
+});
+
+describe("the detail's clock", () => {
+  const now = Date.parse("2026-12-03T10:00:00.000Z");
+
+  it("finds every time in a view, in its fields and inside its texts", () => {
+    const view = {
+      row: { name: "web", expiresAt: "2026-12-03T11:00:00Z", phase: "requesting" },
+      contracts: [
+        {
+          message: "retrying: refused; next try at 2026-12-03T10:00:04.250Z, gives up at 2026-12-03T11:30:00+00:00",
+          history: [{ at: "2026-12-03T09:58:00Z", phase: "requesting" }],
+          price: 3,
+          winner: null,
+        },
+      ],
+    };
+    expect(timesIn(view)).toEqual([
+      "2026-12-03T11:00:00Z",
+      "2026-12-03T10:00:04.250Z",
+      "2026-12-03T11:30:00+00:00",
+      "2026-12-03T09:58:00Z",
+    ]);
+    expect(timesIn({ name: "web", count: 2, none: null })).toEqual([]);
+  });
+
+  it("ticks each second near now, at a time's next minute beyond an hour, and never with none", () => {
+    expect(soonestTimeTextChange(["2026-12-03T10:40:00Z", "2026-12-03T15:00:30Z"], now)).toBe(1000);
+    expect(soonestTimeTextChange(["2026-12-03T09:20:00Z"], now)).toBe(1000);
+    const ahead = "2026-12-03T12:10:30.000Z";
+    const aheadIn = soonestTimeTextChange([ahead], now);
+    expect(aheadIn).toBe(30_001);
+    expect(countdown(ahead, now + 30_001)).not.toBe(countdown(ahead, now));
+    expect(countdown(ahead, now + 30_000)).toBe(countdown(ahead, now));
+    const past = "failed at 2026-12-03T07:59:40.000Z";
+    const pastIn = soonestTimeTextChange(timesIn(past), now);
+    expect(pastIn).toBe(40_001);
+    expect(withCountdowns(past, now + 40_001)).not.toBe(withCountdowns(past, now));
+    expect(withCountdowns(past, now + 39_000)).toBe(withCountdowns(past, now));
+    expect(soonestTimeTextChange([ahead, "2026-12-03T07:59:40.000Z"], now)).toBe(30_001);
+    expect(soonestTimeTextChange([], now)).toBeUndefined();
+    expect(soonestTimeTextChange(["not a time"], now)).toBeUndefined();
   });
 });

@@ -327,6 +327,32 @@ export function soonestCountdownChange(expiries: readonly string[], nowMs: numbe
   return changes.length > 0 ? Math.min(...changes) : undefined;
 }
 
+/** Every time written in `value` (a view as the app sent it: its fields, and the times inside
+ * its texts, such as a contract's "next try at …"), in RFC 3339 as written. */
+export function timesIn(value: unknown): string[] {
+  if (typeof value === "string") return [...value.matchAll(TIME_IN_TEXT)].map((found) => found[0].replace(/^at /, ""));
+  if (Array.isArray(value)) return value.flatMap(timesIn);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(timesIn);
+  return [];
+}
+
+/** How many ms from `nowMs` until some text the window writes of one of `times` may read
+ * otherwise, whichever way it is written ("in 4 min 05 s", "3 min ago", "2 h ago"): each second
+ * while a time is within an hour of now, else at its next whole minute from now (the finest step
+ * any of them shows beyond an hour); `undefined` with no time at all, since then no text moves. */
+export function soonestTimeTextChange(times: readonly string[], nowMs: number): number | undefined {
+  const changes = times
+    .map((at) => Date.parse(at) - nowMs)
+    .filter((gapMs) => !Number.isNaN(gapMs))
+    .map((gapMs) => {
+      const distance = Math.abs(gapMs);
+      if (distance < 3_600_000) return 1000;
+      const intoMinute = distance % 60_000;
+      return (gapMs > 0 ? intoMinute : 60_000 - intoMinute) + 1;
+    });
+  return changes.length > 0 ? Math.min(...changes) : undefined;
+}
+
 /** An RFC 3339 time in the controller's words, with the "at" before it if any. */
 const TIME_IN_TEXT = /(?:\bat )?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})/g;
 

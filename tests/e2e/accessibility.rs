@@ -64,7 +64,7 @@ async fn the_check_finds_a_planted_fault(window: &mut AppWindow) -> anyhow::Resu
 
 /// The `aria-expanded` of the element matching `css`.
 async fn expanded(window: &AppWindow, css: &str) -> anyhow::Result<Option<String>> {
-    Ok(window.find(css).await?.attr("aria-expanded").await?)
+    window.attr_of(css, "aria-expanded").await
 }
 
 /// In the open editor, declares `web` with `contracts` and waits until its record holds it.
@@ -272,9 +272,7 @@ async fn a_deployment_is_declared_requested_and_released_by_keyboard_alone() -> 
 
     // Request (Ctrl+R, as its tooltip says): the focus lands on the contract's card.
     let tooltip = window
-        .find("[data-contract='api'] [data-action='request']")
-        .await?
-        .attr("title")
+        .attr_of("[data-contract='api'] [data-action='request']", "title")
         .await?
         .unwrap_or_default();
     assert_eq!(tooltip, "Request (Ctrl+R)");
@@ -405,10 +403,9 @@ async fn the_activity_is_grouped_by_deployment_and_its_routine_folds_open_by_key
         )
         .await?;
     let shown = window
-        .find_all(&format!("{WEB_GROUP} [data-testid='activity-step']"))
+        .texts_of(&format!("{WEB_GROUP} [data-testid='activity-step']"))
         .await?;
-    for step in &shown {
-        let text = step.text().await?;
+    for text in &shown {
         assert!(
             !text.contains("looked at") && !text.contains("in order"),
             "routine steps are folded, yet {text:?} is shown"
@@ -428,13 +425,9 @@ async fn the_activity_is_grouped_by_deployment_and_its_routine_folds_open_by_key
         window.focused().await?
     );
     window.press("Enter").await?;
-    let opened = window
-        .wait_for(
-            &format!("{WEB_GROUP} .folded [data-testid='activity-step']"),
-            Duration::from_secs(5),
-        )
-        .await?;
-    let text = opened.text().await?;
+    let opened = format!("{WEB_GROUP} .folded [data-testid='activity-step']");
+    window.wait_for(&opened, Duration::from_secs(5)).await?;
+    let text = window.text_of(&opened).await?;
     assert!(
         text.contains("looked at") || text.contains("in order"),
         "the fold holds routine steps: {text:?}"

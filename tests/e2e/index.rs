@@ -91,13 +91,12 @@ async fn a_full_index_is_counted_and_a_new_deployment_says_it_waits_for_room() -
     let row = "[data-testid='deployment-row'][data-name='web']";
     // The row's line is cut to its width (WebDriver reads a clipped text as empty): its whole
     // text, as the hover shows it.
-    let wait = window
-        .wait_for(
-            &format!("{row} [data-testid='row-index-wait']"),
-            INDEX_TIMEOUT,
-        )
-        .await?;
-    assert_eq!(wait.prop("textContent").await?.as_deref(), Some(WAITS));
+    let wait = format!("{row} [data-testid='row-index-wait']");
+    window.wait_for(&wait, INDEX_TIMEOUT).await?;
+    assert_eq!(
+        window.prop_of(&wait, "textContent").await?.as_deref(),
+        Some(WAITS)
+    );
     full_count(&window).await?;
     let notice = window.text_of("[data-testid='index-notice']").await?;
     assert!(

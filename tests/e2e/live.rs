@@ -77,7 +77,12 @@ async fn shown_after(
         // The row's line is cut to its width (WebDriver reads a clipped text as empty): its
         // whole text, as the hover shows it.
         let seen = match window.find_all(PHONE_ROW).await?.first() {
-            Some(row) => row.prop("textContent").await?.unwrap_or_default(),
+            Some(row) => match row.prop("textContent").await {
+                Ok(text) => text.unwrap_or_default(),
+                // Replaced by the list meanwhile: read again on the next turn.
+                Err(error) if swdesk_tests::is_stale(&error) => String::new(),
+                Err(error) => return Err(error.into()),
+            },
             None => String::new(),
         };
         if seen.contains(expected) {

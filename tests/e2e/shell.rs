@@ -15,13 +15,7 @@ const SECTIONS: [(&str, &str); 4] = [
 async fn the_window_shows_the_shell_with_its_navigation_and_a_signed_out_account()
 -> anyhow::Result<()> {
     let mut window = AppWindow::open("shell").await?;
-    let labels: Vec<String> = {
-        let mut labels = Vec::new();
-        for button in window.find_all("nav[aria-label='Sections'] button").await? {
-            labels.push(button.text().await?);
-        }
-        labels
-    };
+    let labels = window.texts_of("nav[aria-label='Sections'] button").await?;
     let titles: Vec<&str> = SECTIONS.iter().map(|(_, title)| *title).collect();
     assert_eq!(labels.len(), 4, "navigation buttons: {labels:?}");
     for (label, title) in labels.iter().zip(&titles) {

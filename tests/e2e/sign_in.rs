@@ -34,10 +34,13 @@ async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() ->
         .await?;
     window.screenshot("sign-in-screen").await?;
     window.click("[data-action='continue-in-browser']").await?;
-    let signed_in = window
+    window
         .wait_for("[data-account-handle]", BROWSER_TIMEOUT)
         .await?;
-    assert_eq!(signed_in.text().await?, account.handle);
+    assert_eq!(
+        window.text_of("[data-account-handle]").await?,
+        account.handle
+    );
 
     window.click("[data-action='account-menu']").await?;
     assert_eq!(
@@ -64,11 +67,11 @@ async fn signing_in_shows_the_account_and_a_restart_keeps_it_until_sign_out() ->
     window.screenshot("account-menu").await?;
 
     let mut window = window.restart().await?;
-    let restored = window
+    window
         .wait_for("[data-account-handle]", Duration::from_secs(20))
         .await?;
     assert_eq!(
-        restored.text().await?,
+        window.text_of("[data-account-handle]").await?,
         account.handle,
         "the session survives a restart"
     );
@@ -102,10 +105,13 @@ async fn a_release_sign_in_returns_through_the_apps_own_link() -> anyhow::Result
 
     window.click("[data-action='sign-in']").await?;
     window.click("[data-action='continue-in-browser']").await?;
-    let signed_in = window
+    window
         .wait_for("[data-account-handle]", BROWSER_TIMEOUT)
         .await?;
-    assert_eq!(signed_in.text().await?, account.handle);
+    assert_eq!(
+        window.text_of("[data-account-handle]").await?,
+        account.handle
+    );
     let log = window.log();
     for line in [
         "sign-in returns through the app's link",

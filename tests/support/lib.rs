@@ -416,14 +416,61 @@ impl AppWindow {
         Ok(self.client.find_all(Locator::Css(css)).await?)
     }
 
+    /// The text of the first element matching the CSS selector, as shown.
     pub async fn text_of(&self, css: &str) -> anyhow::Result<String> {
-        Ok(self.find(css).await?.text().await?)
+        self.read_of(css, |element| async move { element.text().await })
+            .await
     }
 
     /// The attribute `name` of the first element matching the CSS selector (`None` when it has
     /// none): the whole value behind a short identifier (`data-value`), a tooltip (`title`).
     pub async fn attr_of(&self, css: &str, name: &str) -> anyhow::Result<Option<String>> {
-        Ok(self.find(css).await?.attr(name).await?)
+        self.read_of(css, |element| async move { element.attr(name).await })
+            .await
+    }
+
+    /// The DOM property `name` of the first element matching the CSS selector: its whole
+    /// `textContent` where the line is cut to its width (WebDriver reads a clipped text as empty).
+    pub async fn prop_of(&self, css: &str, name: &str) -> anyhow::Result<Option<String>> {
+        self.read_of(css, |element| async move { element.prop(name).await })
+            .await
+    }
+
+    /// The texts of every element matching the CSS selector, now, in document order; read
+    /// again from the start when the page replaced one of them meanwhile (see
+    /// [`Self::read_of`]).
+    pub async fn texts_of(&self, css: &str) -> anyhow::Result<Vec<String>> {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        'again: loop {
+            let mut texts = Vec::new();
+            for element in self.find_all(css).await? {
+                match element.text().await {
+                    Ok(text) => texts.push(text),
+                    Err(error) if is_stale(&error) && Instant::now() < deadline => continue 'again,
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            return Ok(texts);
+        }
+    }
+
+    /// Reads the first element matching the CSS selector with `read`. When the page replaced
+    /// the element between the find and the read (a list rendered again: CI, stop 44, the
+    /// full-index test's row), WebDriver refuses the stale node; it is found again and read, as
+    /// a person would read the row now there.
+    async fn read_of<T, Read, Reading>(&self, css: &str, read: Read) -> anyhow::Result<T>
+    where
+        Read: Fn(Element) -> Reading,
+        Reading: std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        loop {
+            match read(self.find(css).await?).await {
+                Ok(value) => return Ok(value),
+                Err(error) if is_stale(&error) && Instant::now() < deadline => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     /// Clicks the element once a person could: see [`Self::actionable`]. When the page
@@ -930,7 +977,7 @@ fn refusal(error: &fantoccini::error::CmdError) -> String {
 
 /// Whether WebDriver refused a command because the element it names is no longer in the page
 /// (WebKitWebDriver: "Stale element found when trying to create the node handle").
-fn is_stale(error: &fantoccini::error::CmdError) -> bool {
+pub fn is_stale(error: &fantoccini::error::CmdError) -> bool {
     use fantoccini::error::{CmdError, ErrorStatus};
     matches!(error, CmdError::Standard(webdriver) if webdriver.error == ErrorStatus::StaleElementReference)
         || error.to_string().to_lowercase().contains("stale element")

@@ -1,9 +1,9 @@
 //! The Tauri shell of Socialweb Desk. It is thin on purpose: it installs logging, registers the
 //! commands (each a DTO in, one library call, a DTO out) and the desktop's plugins (one
 //! instance, notifications, native dialogs, the window's state), opens the main window, loads
-//! its page again if the page's process dies ([`page_process`]), and quits cleanly ([`quit`]). Nothing in the library crates knows about Tauri; everything the
-//! window can do passes through [`commands`], and the window's TypeScript types are generated
-//! from them ([`bindings`]).
+//! its page again if the page's process dies ([`page_process`]), and quits cleanly ([`quit`]).
+//! Nothing in the library crates knows about Tauri; everything the window can do passes through
+//! [`commands`], and the window's TypeScript types are generated from them ([`bindings`]).
 
 mod app_link;
 pub mod bindings;

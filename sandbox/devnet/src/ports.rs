@@ -48,8 +48,8 @@ fn bindable(port: u16) -> bool {
     ipv4 && (ipv6.is_ok() || ipv6.is_err_and(|error| error.kind() != std::io::ErrorKind::AddrInUse))
 }
 
-/// The first port of the kernel's ephemeral range (`ip_local_port_range`).
-fn ephemeral_range_start() -> Option<u16> {
+/// The first port of the kernel's ephemeral range (`ip_local_port_range`), where it can be read.
+pub fn ephemeral_range_start() -> Option<u16> {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
     range.split_whitespace().next()?.parse().ok()
 }

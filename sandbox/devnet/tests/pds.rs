@@ -15,10 +15,7 @@ async fn the_sandbox_pds_starts_with_the_accounts_it_was_asked_for() {
     assert!(info.pds_url.starts_with("http://localhost:"), "{info:?}");
     // Its ports are drawn below the kernel's ephemeral range, where no outgoing connection of a
     // parallel test can take one before the PDS listens (`swdesk_devnet::ports`).
-    let above: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32_768);
+    let above = swdesk_devnet::ports::ephemeral_range_start().unwrap_or(32_768);
     for url in [&info.pds_url, &info.plc_url] {
         let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
         assert!(

@@ -324,7 +324,9 @@ describe("the detail's clock", () => {
   });
 
   it("ticks each second near now, at a time's next minute beyond an hour, and never with none", () => {
-    expect(soonestTimeTextChange(["2026-12-03T10:40:00Z", "2026-12-03T15:00:30Z"], now)).toBe(1000);
+    const soon = "2026-12-03T10:40:00.500Z";
+    expect(soonestTimeTextChange([soon, "2026-12-03T15:00:30Z"], now)).toBe(501);
+    expect(countdown(soon, now + 501)).not.toBe(countdown(soon, now));
     expect(soonestTimeTextChange(["2026-12-03T09:20:00Z"], now)).toBe(1000);
     const ahead = "2026-12-03T12:10:30.000Z";
     const aheadIn = soonestTimeTextChange([ahead], now);

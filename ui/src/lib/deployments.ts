@@ -323,8 +323,7 @@ export function countdownChangesIn(expiresAt: string, nowMs: number): number | u
 
 /** The soonest any of the countdowns to `expiries` reads otherwise (`countdownChangesIn`). */
 export function soonestCountdownChange(expiries: readonly string[], nowMs: number): number | undefined {
-  const changes = expiries.map((at) => countdownChangesIn(at, nowMs)).filter((ms) => ms !== undefined);
-  return changes.length > 0 ? Math.min(...changes) : undefined;
+  return soonest(expiries.map((at) => countdownChangesIn(at, nowMs)));
 }
 
 /** Every time written in `value` (a view as the app sent it: its fields, and the times inside
@@ -337,20 +336,26 @@ export function timesIn(value: unknown): string[] {
 }
 
 /** How many ms from `nowMs` until some text the window writes of one of `times` may read
- * otherwise, whichever way it is written ("in 4 min 05 s", "3 min ago", "2 h ago"): each second
- * while a time is within an hour of now, else at its next whole minute from now (the finest step
- * any of them shows beyond an hour); `undefined` with no time at all, since then no text moves. */
+ * otherwise, whichever way it is written ("in 4 min 05 s", "3 min ago", "2 h ago"): a time
+ * ahead when its countdown does (`countdownChangesIn`); a time gone by each second within the
+ * hour, at its next whole minute beyond (the finest step any text of it shows then);
+ * `undefined` with no time at all, since then no text moves. */
 export function soonestTimeTextChange(times: readonly string[], nowMs: number): number | undefined {
-  const changes = times
-    .map((at) => Date.parse(at) - nowMs)
-    .filter((gapMs) => !Number.isNaN(gapMs))
-    .map((gapMs) => {
-      const distance = Math.abs(gapMs);
-      if (distance < 3_600_000) return 1000;
-      const intoMinute = distance % 60_000;
-      return (gapMs > 0 ? intoMinute : 60_000 - intoMinute) + 1;
-    });
-  return changes.length > 0 ? Math.min(...changes) : undefined;
+  return soonest(
+    times.map((at) => {
+      const gapMs = Date.parse(at) - nowMs;
+      if (Number.isNaN(gapMs)) return undefined;
+      if (gapMs > 0) return countdownChangesIn(at, nowMs) ?? gapMs + 1;
+      const elapsedMs = -gapMs;
+      return elapsedMs < 3_600_000 ? 1000 : 60_000 - (elapsedMs % 60_000) + 1;
+    }),
+  );
+}
+
+/** The least of `waits`, leaving out the `undefined` ones; `undefined` when none is left. */
+function soonest(waits: readonly (number | undefined)[]): number | undefined {
+  const known = waits.filter((ms) => ms !== undefined);
+  return known.length > 0 ? Math.min(...known) : undefined;
 }
 
 /** An RFC 3339 time in the controller's words, with the "at" before it if any. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { tickWhenDue, tickWhileVisible, type Visibility } from "./ticker";
+import { tickForTimes, tickWhenDue, tickWhileVisible, type Visibility } from "./ticker";
 
 function fakeVisibility(hidden: boolean): Visibility & { set(hidden: boolean): void; listeners: number } {
   let current = hidden;
@@ -89,6 +89,33 @@ describe("a clock that ticks only when its text would change", () => {
     visibility.set(true);
     visibility.set(false);
     expect(tick).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("a clock of the times on screen", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("ticks at once, asks about exactly the times shown, and sets no timer for none", () => {
+    vi.setSystemTime(Date.parse("2026-12-03T10:00:00.000Z"));
+    const asked: (readonly string[])[] = [];
+    const changesIn = (times: readonly string[]) => {
+      asked.push(times);
+      return times.length > 0 ? 500 : undefined;
+    };
+    const ticks: number[] = [];
+    const stop = tickForTimes("2026-12-03T11:00:00Z 2026-12-03T09:00:00Z", changesIn, (at) => ticks.push(at), fakeVisibility(false));
+    expect(ticks).toEqual([Date.parse("2026-12-03T10:00:00.000Z")]);
+    expect(asked[0]).toEqual(["2026-12-03T11:00:00Z", "2026-12-03T09:00:00Z"]);
+    vi.advanceTimersByTime(1000);
+    expect(ticks).toHaveLength(3);
+    stop();
+
+    const none: number[] = [];
+    tickForTimes("", changesIn, (at) => none.push(at), fakeVisibility(false));
+    expect(asked.at(-1)).toEqual([]);
+    expect(none).toHaveLength(1);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

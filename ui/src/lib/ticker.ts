@@ -84,3 +84,21 @@ export function tickWhenDue(
     stopListening();
   };
 }
+
+/**
+ * The clock of texts written of `shown` times (RFC 3339, one space between each: a string, so a
+ * Svelte effect runs again only when the times change): calls `tick` with the time now at once,
+ * then whenever `changesIn` says a text of them next reads otherwise, while the page is visible.
+ * Returns the way to stop for good.
+ */
+export function tickForTimes(
+  shown: string,
+  changesIn: (times: readonly string[], nowMs: number) => number | undefined,
+  tick: (nowMs: number) => void,
+  visibility: Visibility = pageVisibility(),
+  timers: Timers = globalTimers,
+): () => void {
+  const times = shown ? shown.split(" ") : [];
+  tick(Date.now());
+  return tickWhenDue(() => changesIn(times, Date.now()), () => tick(Date.now()), visibility, timers);
+}
